@@ -1,0 +1,11 @@
+# The README's two commands: `make demo` runs the whole story, `make test` runs every gate.
+.PHONY: demo test lint typecheck bench format
+
+demo:
+	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync python -m artifactr.files.demo
+
+test:
+	@UV=$$(scripts/bootstrap.sh) && UV="$$UV" scripts/test.sh
+
+format:
+	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync ruff format src tests scripts worker migrations && $$UV run --no-sync ruff check --fix src tests scripts worker migrations

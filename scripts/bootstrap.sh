@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Bootstrap a fresh machine: find Python 3.12 (pyenv's), install uv if missing, sync the locked
+# environment with every extra. Prints the path of uv to use on its last line.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+find_python() {
+  local candidate
+  for candidate in "${UV_PYTHON:-}" "$(command -v python3.12 2>/dev/null || true)" \
+    /root/.pyenv/versions/3.12*/bin/python3.12 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12 \
+    /usr/bin/python3.12 /usr/local/bin/python3.12; do
+    if [ -n "$candidate" ] && [ -x "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  echo "no Python 3.12 found (install it with: pyenv install 3.12)" >&2
+  return 1
+}
+
+PYTHON=$(find_python)
+export UV_PYTHON="$PYTHON"
+UV=$(command -v uv 2>/dev/null || true)
+if [ -z "$UV" ] || ! "$UV" --version >/dev/null 2>&1; then
+  UV="$HOME/.local/bin/uv"
+  if [ ! -x "$UV" ]; then
+    "$PYTHON" -m pip install --quiet --user --disable-pip-version-check 'uv==0.13.9' >&2
+  fi
+fi
+"$UV" sync --locked --all-extras --python "$PYTHON" >&2
+echo "$UV"

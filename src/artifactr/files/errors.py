@@ -1,0 +1,177 @@
+"""Errors: every way artifactr.files refuses or fails (RFC-0003, ADR-0006).
+
+Refusals a caller can act on are artifactr :class:`~artifactr.core.Rejection` subclasses, so
+artifactr's REST router answers them with their status and its agent capability turns them into
+a retry. An app that fails for a reason a retry won't mend is an :class:`AppFailure` that is not
+a rejection::
+
+    Exception
+    ├── Rejection                      (artifactr.core)
+    │   ├── InvalidState
+    │   │   └── ArtifactBusy           another holder has the artifact's lease
+    │   ├── Forbidden
+    │   │   └── NotEnabled             the app is switched off in this workspace
+    │   └── UnsafeFile                 a file refused before the app sees it
+    │       └── FileTooLarge           more bytes than the limit
+    └── AppFailure                     the app could not do the call
+        ├── AppTimeout                 its deadline passed
+        ├── AppCrashed                 it died, or answered nonsense
+        ├── AppTooLarge                its input or reply was over a limit
+        └── AppRefused (a Rejection)   it refused, with its reason
+"""
+
+from typing import TYPE_CHECKING, ClassVar, Literal, override
+
+from artifactr.core import Forbidden, InvalidState, Rejection
+from pydantic import JsonValue
+
+if TYPE_CHECKING:
+    from artifactr.files.leases import ArtifactLease
+
+FailureKind = Literal["timeout", "crashed", "too_large", "refused"]
+"""The kinds of :class:`AppFailure`, as spans, metrics and the worker's replies name them."""
+
+
+class ArtifactBusy(InvalidState):
+    """Another holder has the artifact's lease: a person's check-out or another agent's edit.
+
+    It keeps :class:`~artifactr.core.InvalidState`'s code, so REST answers 409, and carries the
+    lease in its details. ``lease`` is None if the lease ended between the refusal and the read,
+    in which case the caller may try again at once.
+    """
+
+    def __init__(self, artifact_id: str, lease: "ArtifactLease | None") -> None:
+        if lease is None:
+            message = f"artifact {artifact_id} was busy, and is free now: try again"
+        else:
+            message = (
+                f"artifact {artifact_id} is held by {lease.holder} "
+                f"until {lease.expires_at.isoformat()}"
+            )
+        super().__init__(message)
+        self.artifact_id = artifact_id
+        self.lease = lease
+
+    @override
+    def details(self) -> dict[str, JsonValue]:
+        """Return the artifact and its lease (holder and expiry), or None for the lease."""
+        lease: JsonValue = None
+        if self.lease is not None:
+            lease = {
+                "holder": self.lease.holder,
+                "expires_at": self.lease.expires_at.isoformat(),
+            }
+        return {"artifact_id": self.artifact_id, "lease": lease}
+
+
+class NotEnabled(Forbidden):
+    """The app that governs a native file is switched off in this workspace (ADR-0006).
+
+    It keeps :class:`~artifactr.core.Forbidden`'s code, so REST answers 403.
+    """
+
+    def __init__(self, key: str) -> None:
+        super().__init__(f"{key} is not enabled in this workspace")
+        self.key = key
+
+    @override
+    def details(self) -> dict[str, JsonValue]:
+        """Return the integration's key."""
+        return {"integration": self.key}
+
+
+UnsafeReason = Literal[
+    "not_a_zip",
+    "too_many_entries",
+    "duplicate_name",
+    "part_too_large",
+    "total_too_large",
+    "inflate_ratio",
+    "too_large",
+    "not_docx",
+]
+"""Why a file was refused before any app saw it."""
+
+
+class UnsafeFile(Rejection):
+    """A file refused before any app sees it: not a package, or hostile (a zip bomb)."""
+
+    code: ClassVar[str] = "unsafe_file"
+
+    def __init__(self, reason: UnsafeReason, message: str) -> None:
+        super().__init__(message)
+        self.reason: UnsafeReason = reason
+
+    @override
+    def details(self) -> dict[str, JsonValue]:
+        """Return why the file was refused."""
+        return {"reason": self.reason}
+
+
+class FileTooLarge(UnsafeFile):
+    """A file with more bytes than the limit allows."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__("too_large", f"the file is larger than {limit} bytes")
+        self.limit = limit
+
+    @override
+    def details(self) -> dict[str, JsonValue]:
+        """Return the reason and the limit in bytes."""
+        return {**super().details(), "limit": self.limit}
+
+
+class AppFailure(Exception):
+    """The app could not do a call. ``kind`` names how; ``reason`` says why, in the app's words."""
+
+    kind: ClassVar[FailureKind]
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+class AppTimeout(AppFailure):
+    """The call's deadline passed; the app was stopped."""
+
+    kind: ClassVar[FailureKind] = "timeout"
+
+
+class AppCrashed(AppFailure):
+    """The app died, exited early, broke its pipe or answered something unreadable."""
+
+    kind: ClassVar[FailureKind] = "crashed"
+
+
+class AppTooLarge(AppFailure):
+    """The file or the app's reply was over a size limit."""
+
+    kind: ClassVar[FailureKind] = "too_large"
+
+
+class AppRefused(AppFailure, Rejection):
+    """The app refused the call, with its reason: a bad command, or one confinement forbids.
+
+    A :class:`~artifactr.core.Rejection` too, so an agent retries with the reason.
+    """
+
+    code: ClassVar[str] = "app_refused"
+    kind: ClassVar[FailureKind] = "refused"
+
+    @override
+    def details(self) -> dict[str, JsonValue]:
+        """Return the app's reason."""
+        return {"reason": self.reason}
+
+
+def failure_of(kind: FailureKind, reason: str) -> AppFailure:
+    """Return the typed failure for a kind, as the worker's replies name it."""
+    return _FAILURES[kind](reason)
+
+
+_FAILURES: dict[FailureKind, type[AppFailure]] = {
+    "timeout": AppTimeout,
+    "crashed": AppCrashed,
+    "too_large": AppTooLarge,
+    "refused": AppRefused,
+}

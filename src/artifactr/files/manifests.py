@@ -1,0 +1,96 @@
+"""Manifests: the artifact types of native files (RFC-0003 "The artifact").
+
+A native file is a small Pydantic manifest that names the file's bytes, by SHA-256, in a blob
+store. The file is the source of truth; nothing parses it into fields. Every revision after the
+first is a JSON Patch that tests the content digest it was made from (:mod:`.revisions`).
+"""
+
+from typing import Annotated, ClassVar, Literal
+
+from artifactr.core import Artifact, WritePolicy
+from pydantic import BaseModel, ConfigDict, Field
+
+DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
+"""The media type of a Word document (.docx)."""
+
+MAX_OUTLINE = 4_000
+"""The most characters an outline may hold; it is what an agent sees by default."""
+
+Digest = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
+"""A lower-case hexadecimal SHA-256 digest."""
+
+
+class Blob(BaseModel):
+    """A reference to bytes in the blob store, by digest."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    sha256: Digest
+    """The SHA-256 of the bytes."""
+    size: int = Field(ge=0)
+    """How many bytes."""
+    media_type: str
+    """The bytes' media type."""
+
+
+class Provenance(BaseModel):
+    """How the content was made. Who made it is the revision's actor, never this claim."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: Literal["upload", "check_in", "commands"]
+    """A new file's upload, a person's check-in, or an agent's batch of commands."""
+    app: str | None = None
+    """The app that made or read the content (``"wordcraft"``)."""
+    app_version: str | None = None
+    """The app's version, as its server reported it."""
+    build: str | None = None
+    """The app's build (the worker image's digest)."""
+    base: Digest | None = None
+    """The content digest it was made from; None for a new file."""
+    commands: Blob | None = None
+    """The batch of commands, as canonical JSON; None unless the source is ``commands``."""
+
+
+class NativeFile(Artifact, abstract=True):
+    """A file in a native format, kept as a manifest over its bytes in the blob store.
+
+    Agents' edits become proposals (``write_policy = "propose"``); people commit directly.
+    """
+
+    formats: ClassVar[frozenset[str]] = frozenset()
+    """The media types this kind holds."""
+    write_policy: ClassVar[WritePolicy] = "propose"
+
+    name: str = Field(min_length=1, max_length=255)
+    """The file's name, as a person would save it (``contract.docx``)."""
+    content: Blob
+    """The file's bytes."""
+    fingerprint: Digest
+    """The digest of the content, normalised (:func:`artifactr.files.fingerprint`)."""
+    text: Blob | None = None
+    """The plain text, for diffs and the agent."""
+    review: Blob | None = None
+    """Comments and tracked changes, as JSON."""
+    outline: str = Field("", max_length=MAX_OUTLINE)
+    """The headings, one a line, as the app read them."""
+    pages: int | None = Field(None, ge=0)
+    """How many pages, if the app knows."""
+    provenance: Provenance
+    """How the content was made."""
+
+    def render_for_agent(self) -> str:
+        """Return the name, the pages if known, and the outline. Synchronous; no I/O."""
+        lines = [f"{self.name} ({self.kind})"]
+        if self.pages is not None:
+            lines.append(f"pages: {self.pages}")
+        lines.append("outline:" if self.outline else "outline: (none)")
+        if self.outline:
+            lines.append(self.outline)
+        return "\n".join(lines)
+
+
+class WordDocument(NativeFile, name="word_document"):
+    """A Word document (.docx)."""
+
+    formats: ClassVar[frozenset[str]] = frozenset({DOCX})

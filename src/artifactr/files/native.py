@@ -1,0 +1,821 @@
+"""NativeFiles: the one write path for native files, for agents and people alike (RFC-0003).
+
+Every method takes the caller's :class:`~artifactr.workspace.Workspace` handle first, so access,
+hiding and the switch are decided there, as the actor it acts as. A write puts bytes first and
+commits after: a failure before the commit commits nothing, and :meth:`NativeFiles.collect`
+removes what was put.
+
+- An agent's edit is a batch of the app's commands on a base version, run under a lease of
+  seconds (``edit:<uuid>``); it becomes a proposal, as the type's write policy says. A person's
+  edit commits.
+- A person checks a file out (a lease of hours, ``checkout:<id>:<actor>``), edits it in the
+  app, and checks it in from a stream. A check-in equal to the head commits nothing, so a retry
+  is idempotent; a stale one (its lease lapsed, or another holds it, and someone committed) is
+  kept as a proposal against the head, never a silent overwrite.
+- While the app is off in a workspace (ADR-0006), upload, edit, check-out, extend and check-in
+  are refused with :class:`~artifactr.files.errors.NotEnabled` before any lease; reads go on.
+"""
+
+import asyncio
+import json
+import tempfile
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from datetime import timedelta
+from typing import IO, Any, Final, Literal
+
+from artifactr.core import (
+    Applied,
+    EditArtifact,
+    Forbidden,
+    InvalidState,
+    NotFound,
+    PatchFailed,
+    ProposeChange,
+    Proposed,
+    ValidationFailed,
+    VersionConflict,
+    new_artifact_id,
+    new_id,
+)
+from artifactr.workspace import Workspace
+from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
+
+from artifactr.files.app import (
+    EDIT_DEADLINE,
+    RENDER_DEADLINE,
+    App,
+    AppCommand,
+    Inspection,
+    ReviewItem,
+)
+from artifactr.files.blobs import (
+    Blobs,
+    Clock,
+    Hashing,
+    InMemoryRenders,
+    RenderKey,
+    Renders,
+    utc_now,
+)
+from artifactr.files.checkouts import Checkout, Checkouts, holder_of
+from artifactr.files.errors import NotEnabled
+from artifactr.files.fingerprint import fingerprint
+from artifactr.files.integrations import Integrations
+from artifactr.files.leases import (
+    ArtifactLease,
+    Leases,
+    artifact_lease,
+    lease_artifact,
+    release_artifact,
+    scope_of,
+)
+from artifactr.files.manifests import Blob, NativeFile, Provenance, WordDocument
+from artifactr.files.revisions import revision_patch
+from artifactr.files.telemetry import ARTIFACT_ID, TENANT_ID, WORKSPACE_ID, Telemetry
+
+EDIT_TTL: Final = timedelta(seconds=45)
+"""How long an agent's edit holds the file: the app's deadline plus the commit."""
+
+CHECKOUT_TTL: Final = timedelta(hours=8)
+"""How long a check-out lasts unless extended."""
+
+MAX_SIZE: Final = 512 * 1024 * 1024
+"""The largest file accepted by default, in bytes (512 MiB, WordCraft's total-inflated cap)."""
+
+SPOOL_SIZE: Final = 8 * 1024 * 1024
+"""How much of an incoming file is held in memory before it spools to disk."""
+
+TEXT: Final = "text/plain; charset=utf-8"
+"""The media type of a text blob."""
+
+JSON: Final = "application/json"
+"""The media type of a review or command blob."""
+
+_REVIEW: Final = TypeAdapter(list[ReviewItem])
+
+
+class Unchanged(BaseModel):
+    """The batch or check-in left the file as it was: no revision was made."""
+
+    model_config = ConfigDict(frozen=True)
+
+    type: Literal["unchanged"] = "unchanged"
+    """The outcome's tag."""
+    artifact_id: str
+    """The artifact."""
+    version: int
+    """Its version, still the head."""
+
+
+class CheckedIn(BaseModel):
+    """What a check-in did: ``applied`` (a new version), ``unchanged`` or ``proposed``."""
+
+    model_config = ConfigDict(frozen=True)
+
+    status: Literal["applied", "unchanged", "proposed"]
+    """Committed, identical to the head, or kept as a proposal because it was stale."""
+    artifact_id: str
+    """The artifact."""
+    version: int
+    """The new version (applied), or the head it matched or was proposed against."""
+    proposal_id: str | None = None
+    """The proposal a stale check-in became."""
+
+
+class Spooled:
+    """An incoming file, hashed and counted as it arrived, held in memory or on disk."""
+
+    def __init__(self, file: IO[bytes], hashing: Hashing) -> None:
+        self.file = file
+        """The bytes, rewound."""
+        self.sha256 = hashing.sha256
+        """Their digest."""
+        self.size = hashing.size
+        """How many."""
+
+    def read(self) -> bytes:
+        """Return the bytes whole."""
+        self.file.seek(0)
+        return self.file.read()
+
+    def close(self) -> None:
+        """Free the memory or the temporary file."""
+        self.file.close()
+
+
+async def spool(data: AsyncIterable[bytes], *, limit: int) -> Spooled:
+    """Take a stream into memory, or disk past :data:`SPOOL_SIZE`, hashing it as it arrives.
+
+    Raises:
+        FileTooLarge: If more than ``limit`` bytes arrive.
+    """
+    file = _spool_file()
+    hashing = Hashing(limit)
+    try:
+        async for chunk in data:
+            hashing.update(chunk)
+            file.write(chunk)
+    except BaseException:
+        file.close()
+        raise
+    file.seek(0)
+    return Spooled(file, hashing)
+
+
+def _spool_file() -> IO[bytes]:
+    return tempfile.SpooledTemporaryFile(max_size=SPOOL_SIZE)
+
+
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+
+
+class NativeFiles:
+    """The service behind every read and write of native files.
+
+    Args:
+        blobs: Where bytes live.
+        app: The native app that edits, inspects and renders.
+        leases: Leases on artifacts.
+        checkouts: Check-out records.
+        renders: The render cache; in memory if omitted.
+        integrations: The app's switch per workspace; every app is on if omitted.
+        types: The native kinds it handles, the first for each media type chosen on upload.
+        edit_ttl: How long an edit holds the file.
+        checkout_ttl: How long a check-out lasts unless extended.
+        max_size: The largest file accepted, in bytes.
+        deadline: Seconds the app may take to apply or inspect.
+        render_deadline: Seconds the app may take to render a page.
+        build: The app's build, which render cache keys carry; the app's name if omitted.
+        clock: The current time, for collection; UTC now if omitted.
+        telemetry: Where spans and metrics go; the global providers if omitted.
+    """
+
+    def __init__(
+        self,
+        *,
+        blobs: Blobs,
+        app: App,
+        leases: Leases,
+        checkouts: Checkouts,
+        renders: Renders | None = None,
+        integrations: Integrations | None = None,
+        types: Sequence[type[NativeFile]] = (WordDocument,),
+        edit_ttl: timedelta = EDIT_TTL,
+        checkout_ttl: timedelta = CHECKOUT_TTL,
+        max_size: int = MAX_SIZE,
+        deadline: float = EDIT_DEADLINE,
+        render_deadline: float = RENDER_DEADLINE,
+        build: str | None = None,
+        clock: Clock = utc_now,
+        telemetry: Telemetry | None = None,
+    ) -> None:
+        self.blobs = blobs
+        """Where bytes live."""
+        self.app = app
+        """The native app."""
+        self.leases = leases
+        """Leases on artifacts."""
+        self.checkouts = checkouts
+        """Check-out records."""
+        self._renders = renders if renders is not None else InMemoryRenders()
+        self._integrations = integrations
+        self._types = {kind.kind: kind for kind in types}
+        self._edit_ttl = edit_ttl
+        self._checkout_ttl = checkout_ttl
+        self._max_size = max_size
+        self._deadline = deadline
+        self._render_deadline = render_deadline
+        self._build = build or app.name
+        self._clock = clock
+        self._telemetry = telemetry or Telemetry()
+
+    # ─── the switch ───────────────────────────────────────────────────────────
+
+    @property
+    def key(self) -> str:
+        """The app's integration key, ``files:<app>``."""
+        return f"files:{self.app.name}"
+
+    def key_of(self, kind: str) -> str | None:
+        """Return the app's key for a native kind this service handles, None for any other."""
+        return self.key if kind in self._types else None
+
+    async def enabled(self, ws: Workspace) -> bool:
+        """Return whether the app is on in the handle's workspace."""
+        if self._integrations is None:
+            return True
+        return await self._integrations.is_enabled(ws.tenant_id, ws.workspace_id, self.key)
+
+    async def _require_enabled(self, ws: Workspace) -> None:
+        if not await self.enabled(ws):
+            raise NotEnabled(self.key)
+
+    # ─── reads ────────────────────────────────────────────────────────────────
+
+    async def manifest(
+        self, ws: Workspace, artifact_id: str, version: int | None = None
+    ) -> tuple[int, NativeFile]:
+        """Return a native file's manifest at a version (the head if None), with its version.
+
+        Raises:
+            NotFound: If there is no such native file or version, or it is hidden.
+        """
+        head = await ws.get(NativeFile, artifact_id)
+        if version is None or version == head.version:
+            return head.version, head.data
+        for revision in await ws.revisions(artifact_id):
+            if revision.version == version:
+                return version, type(head.data).model_validate(revision.data)
+        raise NotFound("version", f"{artifact_id}@{version}")
+
+    async def content(
+        self, ws: Workspace, artifact_id: str, version: int | None = None
+    ) -> AsyncIterator[bytes]:
+        """Yield a revision's bytes in chunks, in bounded memory.
+
+        Raises:
+            NotFound: If there is no such native file, version or blob.
+        """
+        _, manifest = await self.manifest(ws, artifact_id, version)
+        async for chunk in self.blobs.read(scope_of(ws), artifact_id, manifest.content.sha256):
+            yield chunk
+
+    async def text(self, ws: Workspace, artifact_id: str, version: int | None = None) -> str:
+        """Return a revision's plain text ("" if the app read none)."""
+        _, manifest = await self.manifest(ws, artifact_id, version)
+        data = await self._blob(ws, artifact_id, manifest.text)
+        return data.decode()
+
+    async def review(
+        self, ws: Workspace, artifact_id: str, version: int | None = None
+    ) -> list[ReviewItem]:
+        """Return a revision's comments and tracked changes, as the app gave them."""
+        _, manifest = await self.manifest(ws, artifact_id, version)
+        data = await self._blob(ws, artifact_id, manifest.review)
+        return _REVIEW.validate_json(data) if data else []
+
+    async def _blob(self, ws: Workspace, artifact_id: str, blob: Blob | None) -> bytes:
+        if blob is None:
+            return b""
+        data = await self.blobs.get(scope_of(ws), artifact_id, blob.sha256)
+        if data is None:
+            raise NotFound("blob", blob.sha256)
+        return data
+
+    async def render(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        version: int | None = None,
+        page: int = 1,
+        *,
+        scale: float = 1.0,
+    ) -> bytes:
+        """Return a page of a revision as a PNG, from the cache when it has it.
+
+        Raises:
+            NotFound: If there is no such native file or version.
+            AppRefused: If there is no such page.
+            AppFailure: If the app fails otherwise.
+        """
+        _, manifest = await self.manifest(ws, artifact_id, version)
+        sha = manifest.content.sha256
+        key = RenderKey(
+            ws.tenant_id, ws.workspace_id, artifact_id, sha, page, float(scale), self._build
+        )
+        cached = await self._renders.get(key)
+        if cached is not None:
+            return cached
+        source = await self._blob(ws, artifact_id, manifest.content)
+        attributes = {"artifactr.files.page": page, "artifactr.files.content.sha256": sha}
+        with self._telemetry.operation(
+            "render", self._scoped(ws, artifact_id), {**attributes, **self._bytes_in(source)}
+        ) as span:
+            png = await self.app.render(source, page, scale=scale, deadline=self._render_deadline)
+            span.set_attribute("artifactr.files.bytes.out", len(png))
+        await self._renders.put(key, png)
+        return png
+
+    async def lease(self, ws: Workspace, artifact_id: str) -> ArtifactLease | None:
+        """Return who holds the file and until when, or None; a read.
+
+        Raises:
+            NotFound: If the artifact is missing or hidden.
+        """
+        return await artifact_lease(ws, self.leases, artifact_id)
+
+    async def checkout(self, ws: Workspace, checkout_id: str) -> Checkout:
+        """Return one of the actor's check-outs.
+
+        Raises:
+            NotFound: If there is none, or the artifact is hidden.
+            Forbidden: If it is someone else's.
+        """
+        record = await self.checkouts.get(scope_of(ws), checkout_id)
+        if record is None:
+            raise NotFound("checkout", checkout_id)
+        await ws.get(NativeFile, record.artifact_id)
+        if record.actor.participant != ws.actor.participant:
+            raise Forbidden(f"check-out {checkout_id} is someone else's")
+        return record
+
+    # ─── writes ───────────────────────────────────────────────────────────────
+
+    async def upload(
+        self,
+        ws: Workspace,
+        name: str,
+        data: AsyncIterable[bytes],
+        *,
+        media_type: str | None = None,
+        thread_id: str | None = None,
+    ) -> Applied | Proposed:
+        """Create a native file from a stream: inspected by the app, put, then created.
+
+        An agent's upload becomes a proposal, as the type's write policy says.
+
+        Raises:
+            NotEnabled: If the app is off here.
+            ValidationFailed: If the name or media type doesn't fit a native kind.
+            FileTooLarge: If the stream is over the size limit.
+            UnsafeFile: If the file is not a package or is hostile.
+            AppFailure: If the app can't read it.
+        """
+        await self._require_enabled(ws)
+        artifact_type = self._type_for(name, media_type)
+        media = media_type or next(iter(sorted(artifact_type.formats)))
+        incoming = await spool(data, limit=self._max_size)
+        try:
+            await asyncio.to_thread(fingerprint, incoming.file)
+            source = incoming.read()
+        finally:
+            incoming.close()
+        artifact_id = new_artifact_id()
+        inspection = await self._inspect(ws, artifact_id, source)
+        blobs = await self._put_all(ws, artifact_id, source, media, inspection)
+        manifest = artifact_type(
+            name=name,
+            provenance=Provenance(
+                source="upload",
+                app=inspection.about.app,
+                app_version=inspection.about.version,
+                build=inspection.about.build,
+            ),
+            **blobs,
+        )
+        return await ws.create(manifest, artifact_id=artifact_id, thread_id=thread_id)
+
+    async def edit(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        *,
+        base_version: int,
+        commands: Iterable[AppCommand],
+        summary: str | None = None,
+        thread_id: str | None = None,
+    ) -> Applied | Proposed | Unchanged:
+        """Run a batch of the app's commands on a version and commit the result.
+
+        The edit holds the file for ``edit_ttl`` (``edit:<uuid>``) while the app runs and the
+        revision commits. An agent's edit becomes a proposal; a person's commits. A batch that
+        changes nothing (the fingerprint is the base's) makes no revision.
+
+        Raises:
+            NotFound: If the artifact is missing or hidden.
+            NotEnabled: If the app is off here.
+            ValidationFailed: If the batch is empty.
+            VersionConflict: If ``base_version`` is not the head.
+            Forbidden: If the actor may not edit it.
+            ArtifactBusy: If someone holds it: a person's check-out or another edit.
+            AppRefused: If the app refuses a command.
+            AppFailure: If the app times out, crashes or finds the file too large.
+        """
+        batch = tuple(commands)
+        version, manifest = await self.manifest(ws, artifact_id)
+        await self._require_enabled(ws)
+        if not batch:
+            raise ValidationFailed(
+                "a batch needs at least one command",
+                [{"loc": ["commands"], "msg": "empty batch", "type": "too_short"}],
+            )
+        if base_version != version:
+            raise VersionConflict(artifact_id, base=base_version, head=version)
+        holder = f"edit:{uuid.uuid4()}"
+        await lease_artifact(ws, self.leases, artifact_id, holder=holder, ttl=self._edit_ttl)
+        try:
+            return await self._edit(ws, artifact_id, version, manifest, batch, summary, thread_id)
+        finally:
+            await self.leases.release(scope_of(ws), artifact_id, holder)
+
+    async def _edit(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        version: int,
+        manifest: NativeFile,
+        batch: tuple[AppCommand, ...],
+        summary: str | None,
+        thread_id: str | None,
+    ) -> Applied | Proposed | Unchanged:
+        source = await self._blob(ws, artifact_id, manifest.content)
+        scoped = self._scoped(ws, artifact_id)
+        attributes = {
+            "artifactr.files.commands": len(batch),
+            "artifactr.files.content.sha256": manifest.content.sha256,
+            **self._bytes_in(source),
+        }
+        with self._telemetry.operation("apply", scoped, attributes) as span:
+            edited = await self.app.apply(
+                source, batch, deadline=self._deadline, author=ws.actor.display_name
+            )
+            span.set_attributes(self._about(edited.inspection))
+            span.set_attribute("artifactr.files.bytes.out", len(edited.content))
+        if edited.inspection.fingerprint == manifest.fingerprint:
+            return Unchanged(artifact_id=artifact_id, version=version)
+        scope = scope_of(ws)
+        commands = await self.blobs.put(scope, artifact_id, _once(_canonical(batch)), JSON)
+        blobs = await self._put_all(
+            ws, artifact_id, edited.content, manifest.content.media_type, edited.inspection
+        )
+        about = edited.inspection.about
+        after = manifest.model_copy(
+            update={
+                **blobs,
+                "provenance": Provenance(
+                    source="commands",
+                    app=about.app,
+                    app_version=about.version,
+                    build=about.build,
+                    base=manifest.content.sha256,
+                    commands=commands,
+                ),
+            }
+        )
+        return await ws.commit(
+            EditArtifact(
+                artifact_id=artifact_id,
+                base_version=version,
+                patch=revision_patch(manifest.content.sha256, after),
+                summary=summary or _summary(batch),
+                thread_id=thread_id,
+            )
+        )
+
+    async def check_out(self, ws: Workspace, artifact_id: str) -> Checkout:
+        """Check the head out to the handle's actor: an exclusive lease of ``checkout_ttl``.
+
+        Two tabs are two check-outs: the second is refused as busy.
+
+        Raises:
+            NotFound: If the artifact is missing or hidden.
+            NotEnabled: If the app is off here.
+            Forbidden: If the actor may not edit it.
+            ArtifactBusy: If someone holds it.
+        """
+        version, manifest = await self.manifest(ws, artifact_id)
+        await self._require_enabled(ws)
+        checkout_id = new_id("co")
+        lease = await lease_artifact(
+            ws,
+            self.leases,
+            artifact_id,
+            holder=holder_of(checkout_id, ws.actor),
+            ttl=self._checkout_ttl,
+        )
+        record = Checkout(
+            id=checkout_id,
+            artifact_id=artifact_id,
+            base_version=version,
+            base_sha256=manifest.content.sha256,
+            actor=ws.actor,
+            expires_at=lease.expires_at,
+        )
+        await self.checkouts.add(scope_of(ws), record)
+        return record
+
+    async def extend(self, ws: Workspace, checkout_id: str) -> Checkout:
+        """Extend a check-out by ``checkout_ttl`` from now, by acquiring its lease again.
+
+        Raises:
+            NotFound: If there is no such check-out, or its artifact is hidden.
+            Forbidden: If it is someone else's, or the actor may no longer edit the file.
+            NotEnabled: If the app is off here.
+            InvalidState: If it was checked in.
+            ArtifactBusy: If it lapsed and someone else holds the file now.
+        """
+        record = await self._open_checkout(ws, checkout_id)
+        await self._require_enabled(ws)
+        lease = await lease_artifact(
+            ws, self.leases, record.artifact_id, holder=record.holder, ttl=self._checkout_ttl
+        )
+        await self.checkouts.extend(scope_of(ws), checkout_id, lease.expires_at)
+        return record.model_copy(update={"expires_at": lease.expires_at})
+
+    async def discard(self, ws: Workspace, checkout_id: str) -> None:
+        """End a check-out without checking anything in; its lease is released.
+
+        Allowed while the app is off, so a person can let go of a file.
+
+        Raises:
+            NotFound: If there is no such check-out, or its artifact is hidden.
+            Forbidden: If it is someone else's, or the actor may no longer edit the file.
+        """
+        record = await self.checkout(ws, checkout_id)
+        try:
+            await release_artifact(ws, self.leases, record.artifact_id, holder=record.holder)
+        except NotEnabled:
+            # The gate refuses lease actions while the app is off, but only once the
+            # application's own authorize allowed them: letting go stays allowed (ADR-0006).
+            await self.leases.release(scope_of(ws), record.artifact_id, record.holder)
+        await self.checkouts.remove(scope_of(ws), checkout_id)
+
+    async def check_in(
+        self,
+        ws: Workspace,
+        checkout_id: str,
+        data: AsyncIterable[bytes],
+        *,
+        summary: str | None = None,
+    ) -> CheckedIn:
+        """Check a file in from a stream, against the base its check-out recorded.
+
+        Equal to the head (by fingerprint): succeeds and commits nothing, so a retry is
+        idempotent. Stale (someone committed since the check-out, or another holds the file
+        now): kept as a proposal against the head, with a test on the head's digest. Otherwise
+        committed as the person, with source ``check_in``; the lease is released.
+
+        Raises:
+            NotFound: If there is no such check-out, or its artifact is hidden.
+            Forbidden: If it is someone else's, or the actor may no longer edit the file.
+            NotEnabled: If the app is off here.
+            InvalidState: If it was checked in already with other content.
+            FileTooLarge: If the stream is over the size limit.
+            UnsafeFile: If the file is not a package or is hostile.
+            AppFailure: If the app can't read it.
+        """
+        record = await self.checkout(ws, checkout_id)
+        await self._require_enabled(ws)
+        incoming = await spool(data, limit=self._max_size)
+        try:
+            printed = await asyncio.to_thread(fingerprint, incoming.file)
+            version, head = await self.manifest(ws, record.artifact_id)
+            if printed == head.fingerprint:
+                await self._finish(ws, record)
+                return CheckedIn(
+                    status="unchanged", artifact_id=record.artifact_id, version=version
+                )
+            if record.checked_in:
+                raise InvalidState(f"check-out {checkout_id} was checked in already")
+            source = incoming.read()
+        finally:
+            incoming.close()
+        return await self._check_in(ws, record, source, version, head, summary)
+
+    async def _check_in(
+        self,
+        ws: Workspace,
+        record: Checkout,
+        source: bytes,
+        version: int,
+        head: NativeFile,
+        summary: str | None,
+    ) -> CheckedIn:
+        artifact_id = record.artifact_id
+        inspection = await self._inspect(ws, artifact_id, source)
+        blobs = await self._put_all(ws, artifact_id, source, head.content.media_type, inspection)
+        about = inspection.about
+        after = head.model_copy(
+            update={
+                **blobs,
+                "provenance": Provenance(
+                    source="check_in",
+                    app=about.app,
+                    app_version=about.version,
+                    build=about.build,
+                    base=record.base_sha256,
+                ),
+            }
+        )
+        note = summary or f"checked in {head.name}"
+        held = await self.leases.acquire(
+            scope_of(ws), artifact_id, record.holder, self._checkout_ttl
+        )
+        if held is not None and version == record.base_version:
+            try:
+                outcome = await ws.commit(
+                    EditArtifact(
+                        artifact_id=artifact_id,
+                        base_version=record.base_version,
+                        patch=revision_patch(record.base_sha256, after),
+                        summary=note,
+                    )
+                )
+            except (VersionConflict, PatchFailed):
+                version, head = await self.manifest(ws, artifact_id)
+            else:
+                await self._finish(ws, record)
+                if isinstance(outcome, Applied):
+                    return CheckedIn(
+                        status="applied", artifact_id=artifact_id, version=outcome.version
+                    )
+                return CheckedIn(
+                    status="proposed",
+                    artifact_id=artifact_id,
+                    version=version,
+                    proposal_id=outcome.proposal_id,
+                )
+        proposed = await ws.commit(
+            ProposeChange(
+                change=EditArtifact(
+                    artifact_id=artifact_id,
+                    base_version=version,
+                    patch=revision_patch(head.content.sha256, after),
+                    summary=note,
+                ),
+                rationale=(
+                    f"checked in from check-out {record.id} of version {record.base_version}, "
+                    f"after the file moved to version {version}"
+                ),
+            )
+        )
+        await self._finish(ws, record)
+        return CheckedIn(
+            status="proposed",
+            artifact_id=artifact_id,
+            version=version,
+            proposal_id=proposed.proposal_id,
+        )
+
+    async def _open_checkout(self, ws: Workspace, checkout_id: str) -> Checkout:
+        record = await self.checkout(ws, checkout_id)
+        if record.checked_in:
+            raise InvalidState(f"check-out {checkout_id} was checked in")
+        return record
+
+    async def _finish(self, ws: Workspace, record: Checkout) -> None:
+        """Release a checked-in check-out's lease, and keep it as checked in for retries."""
+        scope = scope_of(ws)
+        await self.leases.release(scope, record.artifact_id, record.holder)
+        if not record.checked_in:
+            await self.checkouts.remove(scope, record.id)
+            await self.checkouts.add(
+                scope, record.model_copy(update={"checked_in": True, "expires_at": self._clock()})
+            )
+
+    # ─── collection ───────────────────────────────────────────────────────────
+
+    async def collect(self, ws: Workspace, *, grace: timedelta = timedelta(hours=1)) -> int:
+        """Remove blobs that no revision, pending proposal or open check-out names.
+
+        Only blobs put more than ``grace`` ago go, so a put racing its commit is kept. Run it
+        as an actor that sees every artifact (a system actor).
+
+        Raises:
+            Forbidden: If some artifact is hidden from the handle's actor, whose blobs would
+                look unreferenced.
+        """
+        if (await ws.hidden()).artifacts:
+            raise Forbidden("collect must run as an actor that sees every artifact")
+        referenced: set[tuple[str, str]] = set()
+        for artifact in await ws.artifacts(NativeFile, include_archived=True):
+            for revision in await ws.revisions(artifact.id):
+                referenced |= {(artifact.id, sha) for sha in _digests(revision.data)}
+        for proposal in await ws.proposals():
+            change = proposal.change.model_dump(mode="json")
+            referenced |= {(proposal.artifact_id, sha) for sha in _digests(change)}
+        scope = scope_of(ws)
+        now = self._clock()
+        for record in await self.checkouts.active(scope, now=now):
+            referenced.add((record.artifact_id, record.base_sha256))
+        return await self.blobs.collect(scope, referenced, before=now - grace)
+
+    # ─── helpers ──────────────────────────────────────────────────────────────
+
+    def _type_for(self, name: str, media_type: str | None) -> type[NativeFile]:
+        kinds = [
+            kind
+            for kind in self._types.values()
+            if media_type is None or media_type in kind.formats
+        ]
+        errors: list[JsonValue] = []
+        if not name.strip():
+            errors.append({"loc": ["name"], "msg": "a file needs a name", "type": "missing"})
+        if not kinds:
+            message = f"{media_type} is not a native format here"
+            errors.append({"loc": ["media_type"], "msg": message, "type": "unsupported"})
+        if errors:
+            raise ValidationFailed("the file cannot be uploaded as a native file", errors)
+        return kinds[0]
+
+    async def _inspect(self, ws: Workspace, artifact_id: str, source: bytes) -> Inspection:
+        with self._telemetry.operation(
+            "inspect", self._scoped(ws, artifact_id), self._bytes_in(source)
+        ) as span:
+            inspection = await self.app.inspect(source, deadline=self._deadline)
+            span.set_attributes(self._about(inspection))
+        return inspection
+
+    async def _put_all(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        source: bytes,
+        media_type: str,
+        inspection: Inspection,
+    ) -> dict[str, Any]:
+        """Put a file's content, text and review; return the manifest fields they fill."""
+        scope = scope_of(ws)
+        review = _REVIEW.dump_json(list(inspection.review))
+        return {
+            "content": await self.blobs.put(scope, artifact_id, _once(source), media_type),
+            "text": await self.blobs.put(scope, artifact_id, _once(inspection.text.encode()), TEXT),
+            "review": await self.blobs.put(scope, artifact_id, _once(review), JSON),
+            "fingerprint": inspection.fingerprint,
+            "outline": inspection.outline[:4_000],
+            "pages": inspection.pages,
+        }
+
+    def _scoped(self, ws: Workspace, artifact_id: str) -> dict[str, str]:
+        return {TENANT_ID: ws.tenant_id, WORKSPACE_ID: ws.workspace_id, ARTIFACT_ID: artifact_id}
+
+    @staticmethod
+    def _bytes_in(source: bytes) -> dict[str, int]:
+        return {"artifactr.files.bytes.in": len(source)}
+
+    @staticmethod
+    def _about(inspection: Inspection) -> dict[str, str]:
+        about = inspection.about
+        named = {
+            "artifactr.files.app": about.app,
+            "artifactr.files.app.version": about.version,
+            "artifactr.files.app.build": about.build,
+        }
+        return {name: value for name, value in named.items() if value is not None}
+
+
+def _canonical(batch: Sequence[AppCommand]) -> bytes:
+    """Return a batch as canonical JSON: sorted keys, no spaces."""
+    data = [command.model_dump(mode="json") for command in batch]
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _summary(batch: Sequence[AppCommand]) -> str:
+    names = ", ".join(command.command for command in batch[:5])
+    more = f" and {len(batch) - 5} more" if len(batch) > 5 else ""
+    return f"ran {names}{more}"
+
+
+def _digests(data: JsonValue) -> Iterable[str]:
+    """Yield every blob digest in a manifest's or patch's JSON."""
+    if isinstance(data, dict):
+        sha = data.get("sha256")
+        if isinstance(sha, str) and "size" in data:
+            yield sha
+        for value in data.values():
+            yield from _digests(value)
+    elif isinstance(data, list):
+        for value in data:
+            yield from _digests(value)

@@ -38,6 +38,8 @@ from artifactr.files import (
     UnsafeFile,
     WordDocument,
 )
+from artifactr.files.app import Edited
+from artifactr.files.fake import FakeApp
 from artifactr.files.fingerprint import fingerprint
 from artifactr.files.native import CheckedIn, NativeFiles, Unchanged
 from tests.native.conftest import AGENT, ALICE, BOB, Env, chunks, sample_docx
@@ -663,3 +665,21 @@ async def test_without_integrations_every_app_is_on(memory_env: Env) -> None:
     assert await files.enabled(await memory_env.ws())
     assert files.key_of("word_document") == "files:fake"
     assert files.key_of("markdown") is None
+
+
+class BrokenSaver(FakeApp):
+    """A FakeApp whose saves come out as something that is not a package."""
+
+    async def apply(self, source: Any, commands: Any, **options: Any) -> Edited:
+        edited = await super().apply(source, commands, **options)
+        return edited.model_copy(update={"content": b"not a package"})
+
+
+async def test_an_app_that_saves_an_unreadable_package_is_a_crash(memory_env: Env) -> None:
+    artifact_id = await memory_env.upload()
+    memory_env.files.app = BrokenSaver()
+    with pytest.raises(AppCrashed) as caught:
+        await memory_env.files.edit(
+            await memory_env.ws(), artifact_id, base_version=1, commands=[REPLACE]
+        )
+    assert "can't be read" in caught.value.reason

@@ -8,7 +8,7 @@ call is stateless (bytes in, bytes out) and has a deadline in seconds. Failures 
 """
 
 from collections.abc import Mapping, Sequence
-from typing import Literal, Protocol
+from typing import IO, Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
@@ -17,6 +17,14 @@ EDIT_DEADLINE = 30.0
 
 RENDER_DEADLINE = 10.0
 """Seconds a render may take by default."""
+
+
+Source = bytes | IO[bytes]
+"""A file's bytes: whole, or a seekable binary file (a large upload spooled to disk).
+
+An adapter reads a file from its start, whatever its position, and reads only what it needs, so
+a large file need not be held in memory.
+"""
 
 
 class AppCommand(BaseModel):
@@ -140,7 +148,7 @@ class App(Protocol):
         """
         ...
 
-    async def inspect(self, source: bytes, *, deadline: float = EDIT_DEADLINE) -> Inspection:
+    async def inspect(self, source: Source, *, deadline: float = EDIT_DEADLINE) -> Inspection:
         """Return what the app reads in a file: outline, text, review, pages, fingerprint.
 
         Raises:

@@ -50,6 +50,7 @@ from artifactr.files.app import (
     ReviewItem,
 )
 from artifactr.files.blobs import (
+    CHUNK_SIZE,
     Blobs,
     Clock,
     Hashing,
@@ -59,8 +60,8 @@ from artifactr.files.blobs import (
     utc_now,
 )
 from artifactr.files.checkouts import Checkout, Checkouts, holder_of
-from artifactr.files.errors import NotEnabled
-from artifactr.files.fingerprint import fingerprint
+from artifactr.files.errors import AppCrashed, NotEnabled, UnsafeFile
+from artifactr.files.fingerprint import DEFAULT_LIMITS, ZipLimits, fingerprint
 from artifactr.files.integrations import Integrations
 from artifactr.files.leases import (
     ArtifactLease,
@@ -70,7 +71,7 @@ from artifactr.files.leases import (
     release_artifact,
     scope_of,
 )
-from artifactr.files.manifests import Blob, NativeFile, Provenance, WordDocument
+from artifactr.files.manifests import MAX_OUTLINE, Blob, NativeFile, Provenance, WordDocument
 from artifactr.files.revisions import revision_patch
 from artifactr.files.telemetry import ARTIFACT_ID, TENANT_ID, WORKSPACE_ID, Telemetry
 
@@ -91,6 +92,9 @@ TEXT: Final = "text/plain; charset=utf-8"
 
 JSON: Final = "application/json"
 """The media type of a review or command blob."""
+
+BYTES_IN: Final = "artifactr.files.bytes.in"
+"""The span attribute for how many bytes the app was given."""
 
 _REVIEW: Final = TypeAdapter(list[ReviewItem])
 
@@ -134,10 +138,11 @@ class Spooled:
         self.size = hashing.size
         """How many."""
 
-    def read(self) -> bytes:
-        """Return the bytes whole."""
+    async def chunks(self) -> AsyncIterator[bytes]:
+        """Yield the bytes in chunks, from the start."""
         self.file.seek(0)
-        return self.file.read()
+        while chunk := self.file.read(CHUNK_SIZE):
+            yield chunk
 
     def close(self) -> None:
         """Free the memory or the temporary file."""
@@ -185,6 +190,7 @@ class NativeFiles:
         edit_ttl: How long an edit holds the file.
         checkout_ttl: How long a check-out lasts unless extended.
         max_size: The largest file accepted, in bytes.
+        limits: The limits a package is screened against before any app sees it.
         deadline: Seconds the app may take to apply or inspect.
         render_deadline: Seconds the app may take to render a page.
         build: The app's build, which render cache keys carry; the app's name if omitted.
@@ -205,6 +211,7 @@ class NativeFiles:
         edit_ttl: timedelta = EDIT_TTL,
         checkout_ttl: timedelta = CHECKOUT_TTL,
         max_size: int = MAX_SIZE,
+        limits: ZipLimits = DEFAULT_LIMITS,
         deadline: float = EDIT_DEADLINE,
         render_deadline: float = RENDER_DEADLINE,
         build: str | None = None,
@@ -225,6 +232,7 @@ class NativeFiles:
         self._edit_ttl = edit_ttl
         self._checkout_ttl = checkout_ttl
         self._max_size = max_size
+        self._limits = limits
         self._deadline = deadline
         self._render_deadline = render_deadline
         self._build = build or app.name
@@ -331,7 +339,7 @@ class NativeFiles:
         source = await self._blob(ws, artifact_id, manifest.content)
         attributes = {"artifactr.files.page": page, "artifactr.files.content.sha256": sha}
         with self._telemetry.operation(
-            "render", self._scoped(ws, artifact_id), {**attributes, **self._bytes_in(source)}
+            "render", self._scoped(ws, artifact_id), {**attributes, BYTES_IN: len(source)}
         ) as span:
             png = await self.app.render(source, page, scale=scale, deadline=self._render_deadline)
             span.set_attribute("artifactr.files.bytes.out", len(png))
@@ -388,13 +396,12 @@ class NativeFiles:
         media = media_type or next(iter(sorted(artifact_type.formats)))
         incoming = await spool(data, limit=self._max_size)
         try:
-            await asyncio.to_thread(fingerprint, incoming.file)
-            source = incoming.read()
+            printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
+            artifact_id = new_artifact_id()
+            inspection = await self._inspect(ws, artifact_id, incoming)
+            blobs = await self._put_all(ws, artifact_id, incoming, media, inspection, printed)
         finally:
             incoming.close()
-        artifact_id = new_artifact_id()
-        inspection = await self._inspect(ws, artifact_id, source)
-        blobs = await self._put_all(ws, artifact_id, source, media, inspection)
         manifest = artifact_type(
             name=name,
             provenance=Provenance(
@@ -465,7 +472,7 @@ class NativeFiles:
         attributes = {
             "artifactr.files.commands": len(batch),
             "artifactr.files.content.sha256": manifest.content.sha256,
-            **self._bytes_in(source),
+            BYTES_IN: len(source),
         }
         with self._telemetry.operation("apply", scoped, attributes) as span:
             edited = await self.app.apply(
@@ -473,12 +480,16 @@ class NativeFiles:
             )
             span.set_attributes(self._about(edited.inspection))
             span.set_attribute("artifactr.files.bytes.out", len(edited.content))
-        if edited.inspection.fingerprint == manifest.fingerprint:
+        try:
+            printed = await asyncio.to_thread(fingerprint, edited.content, limits=self._limits)
+        except UnsafeFile as unsafe:
+            raise AppCrashed(f"the app saved a package that can't be read: {unsafe}") from unsafe
+        if printed == manifest.fingerprint:
             return Unchanged(artifact_id=artifact_id, version=version)
         scope = scope_of(ws)
         commands = await self.blobs.put(scope, artifact_id, _once(_canonical(batch)), JSON)
         blobs = await self._put_all(
-            ws, artifact_id, edited.content, manifest.content.media_type, edited.inspection
+            ws, artifact_id, edited.content, manifest.content.media_type, edited.inspection, printed
         )
         about = edited.inspection.about
         after = manifest.model_copy(
@@ -600,7 +611,7 @@ class NativeFiles:
         await self._require_enabled(ws)
         incoming = await spool(data, limit=self._max_size)
         try:
-            printed = await asyncio.to_thread(fingerprint, incoming.file)
+            printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
             version, head = await self.manifest(ws, record.artifact_id)
             if printed == head.fingerprint:
                 await self._finish(ws, record)
@@ -609,23 +620,24 @@ class NativeFiles:
                 )
             if record.checked_in:
                 raise InvalidState(f"check-out {checkout_id} was checked in already")
-            source = incoming.read()
+            return await self._check_in(ws, record, incoming, printed, version, head, summary)
         finally:
             incoming.close()
-        return await self._check_in(ws, record, source, version, head, summary)
 
     async def _check_in(
         self,
         ws: Workspace,
         record: Checkout,
-        source: bytes,
+        source: "Spooled",
+        printed: str,
         version: int,
         head: NativeFile,
         summary: str | None,
     ) -> CheckedIn:
         artifact_id = record.artifact_id
         inspection = await self._inspect(ws, artifact_id, source)
-        blobs = await self._put_all(ws, artifact_id, source, head.content.media_type, inspection)
+        media_type = head.content.media_type
+        blobs = await self._put_all(ws, artifact_id, source, media_type, inspection, printed)
         about = inspection.about
         after = head.model_copy(
             update={
@@ -750,11 +762,11 @@ class NativeFiles:
             raise ValidationFailed("the file cannot be uploaded as a native file", errors)
         return kinds[0]
 
-    async def _inspect(self, ws: Workspace, artifact_id: str, source: bytes) -> Inspection:
+    async def _inspect(self, ws: Workspace, artifact_id: str, source: "Spooled") -> Inspection:
         with self._telemetry.operation(
-            "inspect", self._scoped(ws, artifact_id), self._bytes_in(source)
+            "inspect", self._scoped(ws, artifact_id), {BYTES_IN: source.size}
         ) as span:
-            inspection = await self.app.inspect(source, deadline=self._deadline)
+            inspection = await self.app.inspect(source.file, deadline=self._deadline)
             span.set_attributes(self._about(inspection))
         return inspection
 
@@ -762,28 +774,30 @@ class NativeFiles:
         self,
         ws: Workspace,
         artifact_id: str,
-        source: bytes,
+        content: "bytes | Spooled",
         media_type: str,
         inspection: Inspection,
+        printed: str,
     ) -> dict[str, Any]:
-        """Put a file's content, text and review; return the manifest fields they fill."""
+        """Put a file's content, text and review; return the manifest fields they fill.
+
+        The fingerprint is always the package's own (``printed``), never an app's claim, so a
+        check-in and the head compare alike whichever app read them.
+        """
         scope = scope_of(ws)
         review = _REVIEW.dump_json(list(inspection.review))
+        chunks = _once(content) if isinstance(content, bytes) else content.chunks()
         return {
-            "content": await self.blobs.put(scope, artifact_id, _once(source), media_type),
+            "content": await self.blobs.put(scope, artifact_id, chunks, media_type),
             "text": await self.blobs.put(scope, artifact_id, _once(inspection.text.encode()), TEXT),
             "review": await self.blobs.put(scope, artifact_id, _once(review), JSON),
-            "fingerprint": inspection.fingerprint,
-            "outline": inspection.outline[:4_000],
+            "fingerprint": printed,
+            "outline": inspection.outline[:MAX_OUTLINE],
             "pages": inspection.pages,
         }
 
     def _scoped(self, ws: Workspace, artifact_id: str) -> dict[str, str]:
         return {TENANT_ID: ws.tenant_id, WORKSPACE_ID: ws.workspace_id, ARTIFACT_ID: artifact_id}
-
-    @staticmethod
-    def _bytes_in(source: bytes) -> dict[str, int]:
-        return {"artifactr.files.bytes.in": len(source)}
 
     @staticmethod
     def _about(inspection: Inspection) -> dict[str, str]:

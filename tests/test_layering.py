@@ -27,6 +27,7 @@ LAYERS: dict[str, set[str]] = {
     "app": CORE,
     "blobs": CORE,
     "checkouts": CORE,
+    "documents": CORE,
     "demo": CORE | {"artifactr.sql", "artifactr.agent", "pydantic_ai", "sqlalchemy"},
     "errors": CORE,
     "fake": CORE,
@@ -40,13 +41,14 @@ LAYERS: dict[str, set[str]] = {
     "tools": CORE | {"artifactr.agent", "pydantic_ai"},
     "router": CORE | {"fastapi", "starlette", "artifactr.fastapi"},
     "editor": CORE | {"starlette"},
+    "serve": CORE | {"artifactr.sql", "artifactr.fastapi", "sqlalchemy", "fastapi", "uvicorn"},
     "sql": SQL,
     "wordcraft": WORDCRAFT,
     "migrations": SQL,
 }
 """Each module (or subpackage, by its first name) and the outside modules it may import."""
 
-INNER_ONLY = {"tools", "router", "sql", "wordcraft", "demo", "editor", "migrations"}
+INNER_ONLY = {"tools", "router", "sql", "wordcraft", "demo", "editor", "migrations", "serve"}
 """Outer layers: no other module of the package may import them, except the demo."""
 
 

@@ -12,7 +12,7 @@ import asyncio
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -109,9 +109,9 @@ class Script:
         return ModelResponse(parts=[ToolCallPart("edit_native", json.dumps(arguments))])
 
 
-def choose_app() -> tuple[App, str]:
+def choose_app(environ: Mapping[str, str] = os.environ) -> tuple[App, str]:
     """Return WordCraft when ``WORDCRAFT_CLI`` names a binary, FakeApp otherwise."""
-    cli = os.environ.get("WORDCRAFT_CLI")
+    cli = environ.get("WORDCRAFT_CLI")
     if cli:
         from artifactr.files.wordcraft import Subprocess
 
@@ -119,9 +119,9 @@ def choose_app() -> tuple[App, str]:
     return FakeApp(), "FakeApp (set WORDCRAFT_CLI to a wordcraft-cli binary to use WordCraft)"
 
 
-def source_document() -> tuple[str, bytes]:
+def source_document(corpus: Path = CORPUS) -> tuple[str, bytes]:
     """Return the corpus document, or a small generated one where the corpus is absent."""
-    path = CORPUS / DOCUMENT
+    path = corpus / DOCUMENT
     if path.is_file():
         return DOCUMENT, path.read_bytes()
     paragraphs = (("Title", "Contract"), ("Heading1", "Terms"), "Draft terms for review.")

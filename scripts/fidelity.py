@@ -1,0 +1,261 @@
+"""Fidelity: what a save through WordCraft keeps of real .docx files (RFC-0003, nightly report).
+
+Each file goes through the WordCraft adapter as an edit with no commands: opened from bytes,
+saved, read back and inspected, in a process of its own. The saved file is then compared with
+the original, both read here with the standard library, never through the app:
+
+- **text**: each paragraph's text (``w:t``; deleted text aside), in order, blank ones ignored;
+- **comments**: each comment's author and text, whatever its id;
+- **changes**: each tracked insertion's and deletion's kind, author and text, in order;
+- **images**: the parts under ``media/``, by content, whatever their names.
+
+It prints a Markdown table, a row a file, then the totals. ``--cli`` is WordCraft's command line:
+by default ``$WORDCRAFT_CLI``, else the test stand-in, so the nightly job runs it against the real
+app and a developer against the stand-in::
+
+    python scripts/fidelity.py [PATH ...] [--cli wordcraft-cli] [--jobs 2] [--env NAME=VALUE]
+"""
+
+import argparse
+import hashlib
+import io
+import os
+import shlex
+import sys
+import zipfile
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Final, Literal
+from xml.etree import ElementTree
+
+import anyio
+
+if TYPE_CHECKING:
+    # pyright resolves ``artifactr`` to artifactr-ai's regular package in site-packages, where
+    # ``artifactr.files`` isn't, for any file outside src/; through ``src.`` it reads the same
+    # files. At run time the editable install or the wheel provides ``artifactr.files``.
+    from src.artifactr.files.app import EDIT_DEADLINE, App
+    from src.artifactr.files.errors import AppFailure, UnsafeFile
+    from src.artifactr.files.wordcraft import Subprocess
+else:
+    from artifactr.files.app import EDIT_DEADLINE, App
+    from artifactr.files.errors import AppFailure, UnsafeFile
+    from artifactr.files.wordcraft import Subprocess
+
+ROOT: Final = Path(__file__).resolve().parents[1]
+CORPUS: Final = ROOT.parent / "shared" / "corpus" / "real"
+"""The real .docx files beside the project, read by default."""
+
+STANDIN: Final = ROOT / "tests" / "wordcraft" / "standin.py"
+"""The stand-in for ``wordcraft-cli``, run when no real one is named."""
+
+Aspect = Literal["text", "comments", "changes", "images"]
+"""What is compared between the original and the saved file."""
+
+ASPECTS: Final[tuple[Aspect, ...]] = ("text", "comments", "changes", "images")
+"""The aspects, in the table's order."""
+
+_RELATIONSHIPS: Final = "{http://schemas.openxmlformats.org/package/2006/relationships}"
+
+
+@dataclass(frozen=True)
+class Contents:
+    """What the report compares in one .docx, read without the app."""
+
+    text: tuple[str, ...]
+    """The non-blank paragraphs' text, whitespace folded."""
+    comments: tuple[tuple[str, str], ...]
+    """Each comment's author and text, sorted."""
+    changes: tuple[tuple[str, str, str], ...]
+    """Each tracked change's kind (``ins``/``del``), author and text, in order."""
+    images: tuple[str, ...]
+    """The SHA-256 of each ``media/`` part, sorted."""
+
+
+@dataclass
+class Row:
+    """One file's result."""
+
+    name: str
+    """The file's name."""
+    kept: dict[Aspect, bool | None] = field(default_factory=dict[Aspect, bool | None])
+    """Whether each aspect was kept; None where the original has none of it."""
+    failure: str | None = None
+    """Why the file could not be saved or read, if it could not."""
+
+
+def read(data: bytes) -> Contents:
+    """Return the text, comments, tracked changes and images of a .docx, read without the app.
+
+    Raises:
+        zipfile.BadZipFile: If the bytes are not a zip.
+        KeyError: If the package has no main document part.
+        xml.etree.ElementTree.ParseError: If a part is not XML.
+    """
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        main = _target(archive, "_rels/.rels", "/officeDocument")
+        if main is None:
+            raise KeyError("the package names no main document part")
+        document = ElementTree.fromstring(archive.read(main))
+        w = document.tag[: document.tag.index("}") + 1]
+        rels = f"{Path(main).parent}/_rels/{Path(main).name}.rels"
+        comments_part = _target(archive, rels, "/comments", Path(main).parent)
+        notes: list[ElementTree.Element] = []
+        if comments_part is not None:
+            notes = list(ElementTree.fromstring(archive.read(comments_part)).iter(f"{w}comment"))
+        images = sorted(
+            hashlib.sha256(archive.read(name)).hexdigest()
+            for name in archive.namelist()
+            if "/media/" in f"/{name}" and not name.endswith("/")
+        )
+    kinds, texts = {f"{w}ins", f"{w}del"}, (f"{w}t", f"{w}delText")
+    paragraphs = (" ".join(_text(p, f"{w}t").split()) for p in document.iter(f"{w}p"))
+    return Contents(
+        text=tuple(text for text in paragraphs if text),
+        comments=tuple(sorted((c.get(f"{w}author", ""), _text(c, f"{w}t")) for c in notes)),
+        changes=tuple(
+            (element.tag[len(w) :], element.get(f"{w}author", ""), _text(element, *texts))
+            for element in document.iter()
+            if element.tag in kinds and element.find(f"{w}r") is not None
+        ),
+        images=tuple(images),
+    )
+
+
+def _text(element: ElementTree.Element, *tags: str) -> str:
+    return "".join(node.text or "" for node in element.iter() if node.tag in tags)
+
+
+def _target(archive: zipfile.ZipFile, rels: str, kind: str, folder: Path = Path()) -> str | None:
+    if rels not in archive.namelist():
+        return None
+    for relationship in ElementTree.fromstring(archive.read(rels)).iter(
+        f"{_RELATIONSHIPS}Relationship"
+    ):
+        if relationship.get("Type", "").endswith(kind):
+            target = relationship.get("Target", "")
+            return target.lstrip("/") if target.startswith("/") else str(folder / target)
+    return None
+
+
+def compare(original: Contents, saved: Contents) -> dict[Aspect, bool | None]:
+    """Return, for each aspect, whether the saved file kept it; None where there was none."""
+    return {
+        aspect: (getattr(original, aspect) == getattr(saved, aspect))
+        if getattr(original, aspect)
+        else None
+        for aspect in ASPECTS
+    }
+
+
+async def check(app: App, path: Path, deadline: float) -> Row:
+    """Return what a save with no edits through the app keeps of one file."""
+    row = Row(path.name)
+    source = await anyio.Path(path).read_bytes()
+    try:
+        original = read(source)
+    except (zipfile.BadZipFile, KeyError, ElementTree.ParseError) as error:
+        row.failure = f"unreadable here: {error}"
+        return row
+    try:
+        edited = await app.apply(source, [], deadline=deadline)
+    except AppFailure as failure:
+        row.failure = f"{failure.kind}: {failure.reason}"
+        return row
+    except UnsafeFile as refusal:
+        row.failure = f"unsafe ({refusal.reason}): {refusal}"
+        return row
+    try:
+        row.kept = compare(original, read(edited.content))
+    except (zipfile.BadZipFile, KeyError, ElementTree.ParseError) as error:
+        row.failure = f"saved file unreadable: {error}"
+    return row
+
+
+async def report(
+    app: App, files: Sequence[Path], *, jobs: int = 2, deadline: float = EDIT_DEADLINE
+) -> list[Row]:
+    """Return a row for each file, saved through the app ``jobs`` at a time."""
+    rows: list[Row | None] = [None] * len(files)
+    limiter = anyio.CapacityLimiter(jobs)
+
+    async def one(index: int, path: Path) -> None:
+        async with limiter:
+            rows[index] = await check(app, path, deadline)
+
+    async with anyio.create_task_group() as tasks:
+        for index, path in enumerate(files):
+            tasks.start_soon(one, index, path)
+    return [row for row in rows if row is not None]
+
+
+def render(rows: Sequence[Row]) -> str:
+    """Return the rows as a Markdown table, then the totals."""
+    marks = {True: "kept", False: "**lost**", None: "none"}
+    lines = ["| file | " + " | ".join(ASPECTS) + " | note |", "|---" * (len(ASPECTS) + 2) + "|"]
+    for row in rows:
+        cells = ["failed"] * len(ASPECTS) if row.failure else [marks[row.kept[a]] for a in ASPECTS]
+        note = (row.failure or "").replace("|", "\\|").replace("\n", " ")[:160]
+        lines.append(f"| {row.name} | " + " | ".join(cells) + f" | {note} |")
+    saved = [row for row in rows if not row.failure]
+    lines += [
+        "",
+        f"**{len(rows)} files**: {len(saved)} saved, {len(rows) - len(saved)} failed.",
+        "",
+    ]
+    lines += ["| aspect | kept | lost | none |", "|---|---|---|---|"]
+    for aspect in ASPECTS:
+        counts = Counter(row.kept[aspect] for row in saved)
+        lines.append(f"| {aspect} | {counts[True]} | {counts[False]} | {counts[None]} |")
+    kinds = Counter((row.failure or "").split(":", 1)[0] for row in rows if row.failure)
+    if kinds:
+        lines += [
+            "",
+            "Failures: " + ", ".join(f"{kind} {count}" for kind, count in sorted(kinds.items())),
+        ]
+    return "\n".join(lines)
+
+
+def files_in(paths: Sequence[Path]) -> list[Path]:
+    """Return the .docx files named, and those in the directories named, sorted."""
+    found: list[Path] = []
+    for path in paths:
+        found += sorted(path.glob("*.docx")) if path.is_dir() else [path]
+    return found
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the report; return 1 with ``--check`` if a file failed or lost anything, else 0."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument(
+        "paths", nargs="*", type=Path, help=f"files or directories (default: {CORPUS})"
+    )
+    parser.add_argument(
+        "--cli",
+        default=os.environ.get("WORDCRAFT_CLI"),
+        help="WordCraft's command line (default: $WORDCRAFT_CLI, else the test stand-in)",
+    )
+    parser.add_argument("--jobs", type=int, default=2, help="files saved at once (default: 2)")
+    parser.add_argument("--deadline", type=float, default=EDIT_DEADLINE, help="seconds a file")
+    parser.add_argument(
+        "--env", action="append", default=[], metavar="NAME=VALUE", help="for the app"
+    )
+    parser.add_argument("--check", action="store_true", help="exit 1 if any file failed or lost")
+    args = parser.parse_args(argv)
+    command = shlex.split(args.cli) if args.cli else [sys.executable, str(STANDIN)]
+    env = dict(pair.split("=", 1) for pair in args.env)
+    files = files_in(args.paths or [CORPUS])
+    rows = anyio.run(_report, Subprocess(command, env=env), files, args.jobs, args.deadline)
+    print(render(rows))
+    lost = any(row.failure is not None or False in row.kept.values() for row in rows)
+    return 1 if args.check and lost else 0
+
+
+async def _report(app: App, files: Sequence[Path], jobs: int, deadline: float) -> list[Row]:
+    return await report(app, files, jobs=jobs, deadline=deadline)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Tests of the WordCraft adapter and its stand-in for wordcraft-cli."""

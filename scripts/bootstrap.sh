@@ -28,4 +28,9 @@ if [ -z "$UV" ] || ! "$UV" --version >/dev/null 2>&1; then
   fi
 fi
 "$UV" sync --locked --all-extras --python "$PYTHON" >&2
+# artifactr is artifactr-ai's regular package; setuptools' editable finder maps artifactr.files
+# onto src/ at run time, but static tools (pyright) can't follow a finder. Linking the source
+# into artifactr's own directory gives Python and pyright one tree: the same files either way.
+SITE=$(.venv/bin/python -c 'import artifactr, os; print(os.path.dirname(artifactr.__file__))')
+ln -sfn "$PWD/src/artifactr/files" "$SITE/files"
 echo "$UV"

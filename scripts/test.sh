@@ -4,6 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 UV=${UV:-uv}
+export UV
 run() { "$UV" run --no-sync "$@"; }
 # The PostgreSQL tests run whenever a server answers on this machine (always in CI).
 if [ -z "${ARTIFACTR_TEST_POSTGRES_URL:-}" ] && command -v pg_isready >/dev/null \

@@ -27,22 +27,14 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Literal
+from typing import Final, Literal
 from xml.etree import ElementTree
 
 import anyio
 
-if TYPE_CHECKING:
-    # pyright resolves ``artifactr`` to artifactr-ai's regular package in site-packages, where
-    # ``artifactr.files`` isn't, for any file outside src/; through ``src.`` it reads the same
-    # files. At run time the editable install or the wheel provides ``artifactr.files``.
-    from src.artifactr.files.app import EDIT_DEADLINE, App
-    from src.artifactr.files.errors import AppFailure, UnsafeFile
-    from src.artifactr.files.wordcraft import Subprocess
-else:
-    from artifactr.files.app import EDIT_DEADLINE, App
-    from artifactr.files.errors import AppFailure, UnsafeFile
-    from artifactr.files.wordcraft import Subprocess
+from artifactr.files.app import EDIT_DEADLINE, App
+from artifactr.files.errors import AppFailure, UnsafeFile
+from artifactr.files.wordcraft import Subprocess
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 CORPUS: Final = ROOT.parent / "shared" / "corpus" / "real"

@@ -1,0 +1,1 @@
+"""Tests of the native file tools (ADR-0006)."""

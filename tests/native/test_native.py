@@ -8,7 +8,7 @@ from datetime import timedelta
 from typing import Any
 
 import pytest
-from artifactr import Workspaces
+from artifactr import UserActor, Workspaces
 from artifactr.core import (
     Actor,
     EditArtifact,
@@ -22,7 +22,7 @@ from artifactr.core import (
     VersionConflict,
     Visibility,
 )
-from artifactr.workspace import Workspace
+from artifactr.workspace import Access, Workspace
 
 from artifactr.files import (
     DOCX,
@@ -41,8 +41,11 @@ from artifactr.files import (
 from artifactr.files.app import Edited
 from artifactr.files.fake import FakeApp
 from artifactr.files.fingerprint import fingerprint
+from artifactr.files.integrations import integration_gate
 from artifactr.files.native import CheckedIn, NativeFiles, Unchanged
 from tests.native.conftest import AGENT, ALICE, BOB, Env, chunks, sample_docx
+
+ADMIN = UserActor(id="admin", name="Admin")
 
 REPLACE = AppCommand(command="edit.replaceAll", params={"text": "Draft", "with": "Final"})
 NOTHING = AppCommand(command="edit.replaceAll", params={"text": "no such words", "with": "x"})
@@ -319,8 +322,6 @@ async def test_only_the_person_who_checked_out_may_act_on_the_check_out(env: Env
     bob = await env.ws(BOB)
     with pytest.raises(Forbidden):
         await env.files.extend(bob, checkout.id)
-    with pytest.raises(Forbidden):
-        await env.files.discard(bob, checkout.id)
     with pytest.raises(Forbidden):
         await env.files.check_in(bob, checkout.id, chunks(sample_docx()))
     with pytest.raises(NotFound):
@@ -683,3 +684,30 @@ async def test_an_app_that_saves_an_unreadable_package_is_a_crash(memory_env: En
             await memory_env.ws(), artifact_id, base_version=1, commands=[REPLACE]
         )
     assert "can't be read" in caught.value.reason
+
+
+async def test_someone_else_may_break_a_check_out_only_if_they_may_archive_the_file(
+    env: Env,
+) -> None:
+    artifact_id = await env.upload()
+    checkout = await env.files.check_out(await env.ws(), artifact_id)
+
+    async def only_admins_archive(
+        tenant: str, ws: str | None, actor: Actor, access: Access
+    ) -> bool:
+        return access.action != "artifactr:archive_artifact" or actor == ADMIN
+
+    gate = integration_gate(
+        env.switch, env.files.key_of, env.storage, authorize=only_admins_archive
+    )
+    workspaces = Workspaces(env.storage, types=[WordDocument], authorize=gate)
+    bob = await workspaces.open("t1", "w1", actor=BOB)
+    with pytest.raises(Forbidden):
+        await env.files.discard(bob, checkout.id)
+    assert await env.files.lease(bob, artifact_id) is not None
+    env.switch.set("t1", "w1", env.files.key, enabled=False)  # breaking it stays allowed
+    admin = await workspaces.open("t1", "w1", actor=ADMIN)
+    await env.files.discard(admin, checkout.id)
+    assert await env.files.lease(admin, artifact_id) is None
+    with pytest.raises(NotFound):
+        await env.files.checkout(await env.ws(), checkout.id)

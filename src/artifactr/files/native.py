@@ -38,7 +38,7 @@ from artifactr.core import (
     new_artifact_id,
     new_id,
 )
-from artifactr.workspace import Workspace
+from artifactr.workspace import Access, Workspace
 from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
 
 from artifactr.files.app import (
@@ -92,6 +92,9 @@ TEXT: Final = "text/plain; charset=utf-8"
 
 JSON: Final = "application/json"
 """The media type of a review or command blob."""
+
+ARCHIVE_ACTION: Final = "artifactr:archive_artifact"
+"""The action asked before breaking someone else's check-out."""
 
 BYTES_IN: Final = "artifactr.files.bytes.in"
 """The span attribute for how many bytes the app was given."""
@@ -361,12 +364,16 @@ class NativeFiles:
             NotFound: If there is none, or the artifact is hidden.
             Forbidden: If it is someone else's.
         """
+        record = await self._record(ws, checkout_id)
+        if record.actor.participant != ws.actor.participant:
+            raise Forbidden(f"check-out {checkout_id} is someone else's")
+        return record
+
+    async def _record(self, ws: Workspace, checkout_id: str) -> Checkout:
         record = await self.checkouts.get(scope_of(ws), checkout_id)
         if record is None:
             raise NotFound("checkout", checkout_id)
         await ws.get(NativeFile, record.artifact_id)
-        if record.actor.participant != ws.actor.participant:
-            raise Forbidden(f"check-out {checkout_id} is someone else's")
         return record
 
     # ─── writes ───────────────────────────────────────────────────────────────
@@ -568,17 +575,24 @@ class NativeFiles:
     async def discard(self, ws: Workspace, checkout_id: str) -> None:
         """End a check-out without checking anything in; its lease is released.
 
-        Allowed while the app is off, so a person can let go of a file.
+        The person who checked out may discard it, even while the app is off, so they can let
+        go of a file. Someone else may break it only if they may archive the file
+        (``artifactr:archive_artifact``, an owner's or admin's right), so a person who left for
+        the day doesn't hold a file for eight hours (ADR-0006).
 
         Raises:
             NotFound: If there is no such check-out, or its artifact is hidden.
-            Forbidden: If it is someone else's, or the actor may no longer edit the file.
+            Forbidden: If it is someone else's and the actor may not archive the file, or the
+                actor may no longer edit it.
         """
-        record = await self.checkout(ws, checkout_id)
+        record = await self._record(ws, checkout_id)
         try:
+            if record.actor.participant != ws.actor.participant:
+                archive = Access(action=ARCHIVE_ACTION, artifact_id=record.artifact_id)
+                await ws.check(archive)
             await release_artifact(ws, self.leases, record.artifact_id, holder=record.holder)
         except NotEnabled:
-            # The gate refuses lease actions while the app is off, but only once the
+            # The gate refuses these actions while the app is off, but only once the
             # application's own authorize allowed them: letting go stays allowed (ADR-0006).
             await self.leases.release(scope_of(ws), record.artifact_id, record.holder)
         await self.checkouts.remove(scope_of(ws), checkout_id)

@@ -371,9 +371,14 @@ class NativeFiles:
 
     async def _record(self, ws: Workspace, checkout_id: str) -> Checkout:
         record = await self.checkouts.get(scope_of(ws), checkout_id)
-        if record is None:
-            raise NotFound("checkout", checkout_id)
-        await ws.get(NativeFile, record.artifact_id)
+        try:
+            if record is None:
+                raise NotFound("checkout", checkout_id)
+            await ws.get(NativeFile, record.artifact_id)
+        except NotFound:
+            # A check-out of a file hidden from the actor is answered as a missing check-out,
+            # so its id tells nothing about the file.
+            raise NotFound("checkout", checkout_id) from None
         return record
 
     # ─── writes ───────────────────────────────────────────────────────────────

@@ -44,6 +44,7 @@ How each refusal reaches the model:
 This is the only module of artifactr.files that imports ``artifactr.agent`` and pydantic-ai.
 """
 
+import contextlib
 import json
 from collections.abc import Generator, Sequence
 from contextlib import contextmanager
@@ -51,7 +52,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from artifactr.agent import Session, describe_outcome
-from artifactr.core import NotFound, SetFocus
+from artifactr.core import Forbidden, NotFound, SetFocus
 from artifactr.workspace import Workspace
 from pydantic_ai import (
     BinaryContent,
@@ -367,11 +368,17 @@ def _app_failures(doing: str) -> Generator[None]:
 
 
 async def _follow(ctx: RunContext[Session[Any]], artifact_id: str) -> None:
-    """Add a file to the thread's focus, so the agent is told when others change it."""
+    """Add a file to the thread's focus, so the agent is told when others change it.
+
+    Following is a courtesy, not the read: a run whose person may read the file but not change
+    the thread's focus (grantr's ``viewer``) still reads it, unfollowed.
+    """
     ws = ctx.deps.workspace
     thread = await ws.thread(ctx.deps.thread_id)
     if artifact_id not in thread.focus:
-        await ws.commit(SetFocus(thread_id=thread.id, artifact_ids=(*thread.focus, artifact_id)))
+        focus = SetFocus(thread_id=thread.id, artifact_ids=(*thread.focus, artifact_id))
+        with contextlib.suppress(Forbidden):
+            await ws.commit(focus)
 
 
 async def _checked_out(ws: Workspace, files: NativeFiles, lease: ArtifactLease) -> str:

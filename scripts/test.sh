@@ -14,4 +14,4 @@ fi
 run ruff format --check src tests scripts worker migrations
 run ruff check src tests scripts worker migrations
 run pyright
-run pytest --cov --cov-report=term-missing -p no:cacheprovider "$@"
+run pytest -n 2 --dist worksteal --cov --cov-report=term-missing -p no:cacheprovider "$@"

@@ -55,6 +55,7 @@ def test_the_module_runs_as_a_command_into_the_folder_it_is_given(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(sys, "argv", ["demo", str(tmp_path / "out")])
+    monkeypatch.delitem(sys.modules, "artifactr.files.demo")  # run it afresh, as -m does
     runpy.run_module("artifactr.files.demo", run_name="__main__")
     assert "8. The final .docx" in capsys.readouterr().out
     assert list((tmp_path / "out").glob("final-*.docx"))

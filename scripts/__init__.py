@@ -1,0 +1,1 @@
+"""Scripts: the benchmarks, the fidelity report, the pin check and the packaging check."""

@@ -4,7 +4,7 @@ On SQLite and PostgreSQL, the router is mounted over the same grantr-backed ``Wo
 the other access tests, each request's person named by ``x-user``. It checks that a viewer
 downloads, views pages and reads the lease, and is refused (403) every write; that a restricted
 file is answered, status and body, as a missing one on every route; that a contributor may not
-break another person's check-out, and that an admin may (a known failure, marked xfail); and
+break another person's check-out, and that an admin may; and
 that the switch refuses writes while reads go on.
 """
 
@@ -113,11 +113,6 @@ async def test_a_contributor_may_not_break_another_persons_check_out_over_rest(
     assert (await office.files.lease(await office.ws(EDDIE), doc)) is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="router.py's discard_checkout reads the check-out through own_checkout, which "
-    "refuses anyone else's before NativeFiles.discard can ask archive_artifact (ADR-0006)",
-)
 async def test_an_admin_breaks_another_persons_check_out_over_rest(
     office: Office, client: httpx2.AsyncClient
 ) -> None:

@@ -711,3 +711,18 @@ async def test_someone_else_may_break_a_check_out_only_if_they_may_archive_the_f
     assert await env.files.lease(admin, artifact_id) is None
     with pytest.raises(NotFound):
         await env.files.checkout(await env.ws(), checkout.id)
+
+
+async def test_bad_names_ids_pages_and_scales_are_refused_before_any_work(env: Env) -> None:
+    artifact_id = await env.upload()
+    ws = await env.ws()
+    with pytest.raises(ValidationFailed) as caught:
+        await env.files.upload(ws, "x" * 256 + ".docx", chunks(sample_docx()))
+    assert caught.value.errors[0]["type"] == "too_long"
+    for odd in ("co_\x00", "", "c" * 256):
+        with pytest.raises(NotFound) as missing:
+            await env.files.checkout(ws, odd)
+        assert missing.value.payload()["entity"] == "checkout"
+    for page, scale in ((0, 1.0), (2**31, 1.0), (1, float("nan")), (1, 0.05), (1, 4.5)):
+        with pytest.raises(ValidationFailed):
+            await env.files.render(ws, artifact_id, 1, page, scale=scale)

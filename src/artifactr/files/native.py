@@ -93,6 +93,21 @@ TEXT: Final = "text/plain; charset=utf-8"
 JSON: Final = "application/json"
 """The media type of a review or command blob."""
 
+MAX_NAME: Final = 255
+"""The most characters a file's name may have."""
+
+MAX_ID: Final = 255
+"""The most characters an id may have: a longer one names nothing."""
+
+MAX_PAGE: Final = 2**31 - 1
+"""The highest page number a render is asked for: what a database's integer holds."""
+
+MIN_SCALE: Final = 0.1
+"""The smallest scale a page is rendered at (WordCraft clamps to 0.1 to 4)."""
+
+MAX_SCALE: Final = 4.0
+"""The largest scale a page is rendered at."""
+
 ARCHIVE_ACTION: Final = "artifactr:archive_artifact"
 """The action asked before breaking someone else's check-out."""
 
@@ -327,10 +342,20 @@ class NativeFiles:
         """Return a page of a revision as a PNG, from the cache when it has it.
 
         Raises:
+            ValidationFailed: If the page or the scale is out of range.
             NotFound: If there is no such native file or version.
             AppRefused: If there is no such page.
             AppFailure: If the app fails otherwise.
         """
+        problems: list[JsonValue] = []
+        if not 1 <= page <= MAX_PAGE:
+            message = f"a page is a number from 1 to {MAX_PAGE}"
+            problems.append({"loc": ["page"], "msg": message, "type": "out_of_range"})
+        if not MIN_SCALE <= scale <= MAX_SCALE:
+            message = f"a scale is from {MIN_SCALE} to {MAX_SCALE}"
+            problems.append({"loc": ["scale"], "msg": message, "type": "out_of_range"})
+        if problems:
+            raise ValidationFailed("the page can't be rendered", problems)
         _, manifest = await self.manifest(ws, artifact_id, version)
         sha = manifest.content.sha256
         key = RenderKey(
@@ -370,7 +395,8 @@ class NativeFiles:
         return record
 
     async def _record(self, ws: Workspace, checkout_id: str) -> Checkout:
-        record = await self.checkouts.get(scope_of(ws), checkout_id)
+        plausible = 0 < len(checkout_id) <= MAX_ID and checkout_id.isprintable()
+        record = await self.checkouts.get(scope_of(ws), checkout_id) if plausible else None
         try:
             if record is None:
                 raise NotFound("checkout", checkout_id)
@@ -774,6 +800,9 @@ class NativeFiles:
         errors: list[JsonValue] = []
         if not name.strip():
             errors.append({"loc": ["name"], "msg": "a file needs a name", "type": "missing"})
+        elif len(name) > MAX_NAME:
+            message = f"a file's name has at most {MAX_NAME} characters"
+            errors.append({"loc": ["name"], "msg": message, "type": "too_long"})
         if not kinds:
             message = f"{media_type} is not a native format here"
             errors.append({"loc": ["media_type"], "msg": message, "type": "unsupported"})

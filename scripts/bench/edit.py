@@ -1,0 +1,324 @@
+"""Benchmark: an edit through NativeFiles against a bare commit, and a check-in's memory.
+
+Two figures, each against a baseline measured in the same run (RFC-0003 phase 2):
+
+1. An edit through :meth:`NativeFiles.edit` with an instant app (no parsing, no process), on
+   SQLite and PostgreSQL, as a ratio of a bare ``Workspace.commit`` of a JSON Patch of the same
+   size. Target: at most 3x. What the ratio buys: the lease, the blob puts (content, text,
+   review, commands) and the read of the base.
+2. A check-in of 100 MiB streamed through :meth:`NativeFiles.check_in`, with its peak Python
+   memory (tracemalloc) beside a 10 MiB one. Target: flat in file size.
+
+Run: ``uv run python scripts/bench/edit.py`` (PostgreSQL from ``ARTIFACTR_TEST_POSTGRES_URL``,
+or the local default; skipped with a note when it does not answer).
+"""
+
+import asyncio
+import io
+import os
+import statistics
+import time
+import tracemalloc
+import uuid
+import zipfile
+import zlib
+from collections.abc import AsyncGenerator, AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from tempfile import TemporaryDirectory
+from typing import IO
+
+from artifactr import UserActor, Workspaces
+from artifactr.core import EditArtifact, JsonPatch
+from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
+from artifactr.workspace import Workspace
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from artifactr.files.app import EDIT_DEADLINE, About, AppCommand, CommandSpec, Edited, Inspection
+from artifactr.files.fingerprint import ZipLimits, fingerprint
+from artifactr.files.manifests import WordDocument
+from artifactr.files.native import NativeFiles
+from artifactr.files.revisions import revision_patch
+from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
+from artifactr.files.sql import migrate as migrate_files
+
+POSTGRES = os.environ.get(
+    "ARTIFACTR_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+)
+EDITS = 40
+MIB = 1024 * 1024
+ACTOR = UserActor(id="bench")
+
+
+def docx(words: str, *, media: int = 0) -> bytes:
+    """Return a small real package, with ``media`` bytes of an incompressible stored picture."""
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+        package.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types/>')
+        package.writestr("word/document.xml", f"<w:document><w:t>{words}</w:t></w:document>")
+        if media:
+            package.writestr(
+                zipfile.ZipInfo("word/media/image1.bin"), os.urandom(media), zipfile.ZIP_STORED
+            )
+    return out.getvalue()
+
+
+class InstantApp:
+    """An app that answers at once: each edit flips between two prepared documents."""
+
+    name = "instant"
+
+    def __init__(self) -> None:
+        self._documents = [docx("one"), docx("two")]
+        self._next = 0
+
+    def _inspection(self, content: bytes) -> Inspection:
+        return Inspection(
+            outline="Heading",
+            text="words",
+            fingerprint=fingerprint(content),
+            about=About(app=self.name, version="1"),
+        )
+
+    async def apply(
+        self,
+        source: bytes,
+        commands: Sequence[AppCommand],
+        *,
+        deadline: float = EDIT_DEADLINE,
+        author: str | None = None,
+    ) -> Edited:
+        """Return the other prepared document."""
+        self._next = 1 - self._next
+        content = self._documents[self._next]
+        return Edited(content=content, inspection=self._inspection(content))
+
+    async def inspect(
+        self, source: bytes | IO[bytes], *, deadline: float = EDIT_DEADLINE
+    ) -> Inspection:
+        """Answer without reading the file past its first bytes."""
+        return Inspection(fingerprint=uuid.uuid4().hex * 2, about=About(app=self.name, version="1"))
+
+    async def render(
+        self, source: bytes, page: int, *, scale: float = 1.0, deadline: float = 10.0
+    ) -> bytes:
+        """Render nothing: the benchmark doesn't ask."""
+        return b""
+
+    async def commands(self, query: str = "") -> Sequence[CommandSpec]:
+        """List no commands."""
+        return ()
+
+
+@asynccontextmanager
+async def database(kind: str, scratch: Path) -> AsyncGenerator[AsyncEngine]:
+    """Yield a migrated, empty database: a SQLite file or a PostgreSQL schema of its own."""
+    if kind == "sqlite":
+        engine = create_sqlite_engine(f"sqlite+aiosqlite:///{scratch / 'bench.db'}")
+        try:
+            await migrate(engine)
+            await migrate_files(engine)
+            yield engine
+        finally:
+            await engine.dispose()
+        return
+    schema = f"bench_{uuid.uuid4().hex[:8]}"
+    admin = create_async_engine(POSTGRES)
+    async with admin.begin() as connection:
+        await connection.execute(text(f'CREATE SCHEMA "{schema}"'))
+    engine = create_async_engine(
+        POSTGRES, connect_args={"server_settings": {"search_path": schema}}
+    )
+    try:
+        await migrate(engine)
+        await migrate_files(engine)
+        yield engine
+    finally:
+        await engine.dispose()
+        async with admin.begin() as connection:
+            await connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
+        await admin.dispose()
+
+
+def service(engine: AsyncEngine, app: InstantApp, *, max_size: int = 512 * MIB) -> NativeFiles:
+    """Return NativeFiles over the SQL adapters."""
+    return NativeFiles(
+        blobs=SqlBlobs(engine),
+        app=app,
+        leases=SqlLeases(engine),
+        checkouts=SqlCheckouts(engine),
+        renders=SqlRenders(engine),
+        max_size=max_size,
+        limits=ZipLimits(max_part_size=2048 * MIB, max_total_size=2048 * MIB),
+    )
+
+
+async def once(data: bytes) -> AsyncIterator[bytes]:
+    """Yield the bytes as one chunk."""
+    yield data
+
+
+async def timed_edits(files: NativeFiles, ws: Workspace, artifact_id: str) -> list[float]:
+    """Return the seconds each of :data:`EDITS` edits through NativeFiles takes."""
+    took: list[float] = []
+    command = AppCommand(command="edit.replaceAll", params={"text": "one", "with": "two"})
+    for version in range(1, EDITS + 1):
+        started = time.perf_counter()
+        await files.edit(ws, artifact_id, base_version=version, commands=[command])
+        took.append(time.perf_counter() - started)
+    return took
+
+
+async def timed_commits(ws: Workspace, artifact_id: str) -> list[float]:
+    """Return the seconds each bare commit of a same-sized revision patch takes."""
+    took: list[float] = []
+    for version in range(1, EDITS + 1):
+        head = await ws.get(WordDocument, artifact_id)
+        after = head.data.model_copy(
+            update={"fingerprint": uuid.uuid4().hex * 2, "outline": f"Heading {version}"}
+        )
+        patch: JsonPatch = revision_patch(head.data.content.sha256, after)
+        started = time.perf_counter()
+        await ws.commit(EditArtifact(artifact_id=artifact_id, base_version=version, patch=patch))
+        took.append(time.perf_counter() - started)
+    return took
+
+
+async def edit_ratio(kind: str, scratch: Path) -> None:
+    """Print the edit-to-bare-commit ratio on one database."""
+    async with database(kind, scratch) as engine:
+        files = service(engine, InstantApp())
+        workspaces = Workspaces(SqlStorage(engine), types=[WordDocument])
+        ws = await workspaces.open("t", "edits", actor=ACTOR)
+        edited = await files.upload(ws, "a.docx", once(docx("one")))
+        bare = await files.upload(ws, "b.docx", once(docx("one")))
+        assert edited.type == "applied"
+        assert bare.type == "applied"
+        edits = statistics.median(await timed_edits(files, ws, edited.artifact_id))
+        commits = statistics.median(await timed_commits(ws, bare.artifact_id))
+        ratio = edits / commits
+        verdict = "ok" if ratio <= 3 else "over the 3x target"
+        print(
+            f"{kind:8} edit {edits * 1000:7.2f} ms  bare commit {commits * 1000:7.2f} ms  "
+            f"ratio {ratio:4.2f}x ({verdict}; median of {EDITS})"
+        )
+
+
+async def stream_file(data_size: int) -> AsyncIterator[bytes]:
+    """Yield a valid package of about ``data_size`` bytes without holding it: a stored part."""
+    chunk = os.urandom(MIB)
+    count = data_size // MIB
+    crc = 0
+    for _ in range(count):
+        crc = zlib.crc32(chunk, crc)
+    head = io.BytesIO()
+    with zipfile.ZipFile(head, "w") as package:
+        package.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types/>')
+    prefix = head.getvalue()
+    directory_at = prefix.rindex(b"PK\x01\x02")
+    local, central = prefix[:directory_at], prefix[directory_at : prefix.rindex(b"PK\x05\x06")]
+    name = b"word/media/big.bin"
+    size = count * MIB
+    offset = len(local)
+    header = (
+        b"PK\x03\x04"
+        + (20).to_bytes(2, "little")
+        + bytes(4)
+        + bytes(4)
+        + crc.to_bytes(4, "little")
+        + size.to_bytes(4, "little")
+        + size.to_bytes(4, "little")
+        + len(name).to_bytes(2, "little")
+        + bytes(2)
+        + name
+    )
+    yield local + header
+    for _ in range(count):
+        yield chunk
+    entry = (
+        b"PK\x01\x02"
+        + (20).to_bytes(2, "little")
+        + (20).to_bytes(2, "little")
+        + bytes(4)
+        + bytes(4)
+        + crc.to_bytes(4, "little")
+        + size.to_bytes(4, "little")
+        + size.to_bytes(4, "little")
+        + len(name).to_bytes(2, "little")
+        + bytes(8)
+        + bytes(4)
+        + offset.to_bytes(4, "little")
+        + name
+    )
+    directory = central + entry
+    start = offset + len(header) + size
+    end = (
+        b"PK\x05\x06"
+        + bytes(4)
+        + (2).to_bytes(2, "little")
+        + (2).to_bytes(2, "little")
+        + len(directory).to_bytes(4, "little")
+        + start.to_bytes(4, "little")
+        + bytes(2)
+    )
+    yield directory + end
+
+
+async def check_in_memory(scratch: Path) -> None:
+    """Print the peak memory of a 10 MiB and a 100 MiB check-in on SQLite."""
+    peaks: dict[int, float] = {}
+    for size in (10 * MIB, 100 * MIB):
+        async with database("sqlite", scratch / str(size)) as engine:
+            files = service(engine, InstantApp())
+            ws = await Workspaces(SqlStorage(engine), types=[WordDocument]).open(
+                "t", "check-in", actor=ACTOR
+            )
+            uploaded = await files.upload(ws, "a.docx", once(docx("one")))
+            assert uploaded.type == "applied"
+            checkout = await files.check_out(ws, uploaded.artifact_id)
+            tracemalloc.start()
+            started = time.perf_counter()
+            result = await files.check_in(ws, checkout.id, stream_file(size))
+            took = time.perf_counter() - started
+            peak = tracemalloc.get_traced_memory()[1] / MIB
+            tracemalloc.stop()
+            peaks[size] = peak
+            print(
+                f"check-in {size // MIB:4d} MiB: {result.status}, {took:5.2f} s, "
+                f"peak {peak:6.1f} MiB"
+            )
+    grew = peaks[100 * MIB] - peaks[10 * MIB]
+    print(f"peak memory grew {grew:+.1f} MiB from 10 MiB to 100 MiB (target: flat)")
+
+
+async def postgres_answers() -> bool:
+    """Return whether PostgreSQL answers."""
+    engine = create_async_engine(POSTGRES)
+    try:
+        async with engine.connect() as connection:
+            await connection.execute(text("select 1"))
+    except OSError:
+        return False
+    finally:
+        await engine.dispose()
+    return True
+
+
+async def main() -> None:
+    """Run both benchmarks."""
+    with TemporaryDirectory() as scratch:
+        root = Path(scratch)
+        (root / "pg").mkdir()
+        await edit_ratio("sqlite", root)
+        if await postgres_answers():
+            await edit_ratio("postgres", root / "pg")
+        else:
+            print(f"postgres: skipped, nothing answers at {POSTGRES}")
+        for size in (10 * MIB, 100 * MIB):
+            (root / str(size)).mkdir()
+        await check_in_memory(root)
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,99 @@
+"""The files router's OpenAPI document: committed in docs/openapi.json, and held to the router.
+
+Regenerate the committed document after changing a route::
+
+    .venv/bin/python -m tests.router.test_openapi
+"""
+
+import json
+from pathlib import Path
+from typing import Any
+
+from artifactr import Workspaces
+from artifactr.workspace import InMemoryStorage
+
+from artifactr.files import DOCX, InMemoryBlobs, InMemoryCheckouts, InMemoryLeases, WordDocument
+from artifactr.files.fake import FakeApp
+from artifactr.files.native import NativeFiles
+from tests.router.conftest import build_app
+
+DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
+"""The committed document."""
+
+REGENERATE = ".venv/bin/python -m tests.router.test_openapi"
+
+
+def openapi_document() -> dict[str, Any]:
+    """Return the document an app serves that mounts the files router alone, at the root."""
+    files = NativeFiles(
+        blobs=InMemoryBlobs(),
+        app=FakeApp(),
+        leases=InMemoryLeases(),
+        checkouts=InMemoryCheckouts(),
+    )
+    return build_app(files, Workspaces(InMemoryStorage(), types=[WordDocument])).openapi()
+
+
+def write_document() -> None:
+    """Write the router's document to docs/openapi.json, sorted and indented."""
+    DOCUMENT.write_text(json.dumps(openapi_document(), indent=2, sort_keys=True) + "\n")
+
+
+def operations() -> list[tuple[str, str, dict[str, Any]]]:
+    return [
+        (method, path, operation)
+        for path, item in openapi_document()["paths"].items()
+        for method, operation in item.items()
+    ]
+
+
+def test_the_committed_document_is_the_one_the_router_serves() -> None:
+    committed = json.loads(DOCUMENT.read_text())
+    assert committed == openapi_document(), (
+        f"{DOCUMENT.name} has drifted from the router: regenerate it with `{REGENERATE}`"
+    )
+
+
+def test_the_committed_document_is_written_as_the_regeneration_writes_it() -> None:
+    expected = json.dumps(openapi_document(), indent=2, sort_keys=True) + "\n"
+    assert DOCUMENT.read_text() == expected, f"regenerate it with `{REGENERATE}`"
+
+
+def test_every_route_names_a_workspace_and_sits_under_its_files() -> None:
+    assert all(path.startswith("/workspaces/{workspace_id}/files") for _, path, _ in operations())
+
+
+def test_every_route_that_serves_bytes_names_an_artifact_and_a_version() -> None:
+    for method, path, operation in operations():
+        contents = {
+            media
+            for response in operation["responses"].values()
+            for media in response.get("content", {})
+        }
+        if contents - {"application/json"}:
+            assert "/{artifact_id}/versions/{version}/" in path, (method, path)
+
+
+def test_every_route_documents_refusals_for_identity_and_access() -> None:
+    for method, path, operation in operations():
+        assert {"401", "403"} <= set(operation["responses"]), (method, path)
+        assert operation["description"], (method, path)
+
+
+def test_uploads_and_check_ins_take_the_files_bytes_as_their_body() -> None:
+    bodies = {
+        path: operation["requestBody"]
+        for method, path, operation in operations()
+        if "requestBody" in operation
+    }
+    assert sorted(bodies) == [
+        "/workspaces/{workspace_id}/files",
+        "/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/check-in",
+    ]
+    for body in bodies.values():
+        assert body["content"] == {DOCX: {"schema": {"format": "binary", "type": "string"}}}
+        assert body["required"] is True
+
+
+if __name__ == "__main__":
+    write_document()

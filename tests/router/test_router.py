@@ -1,0 +1,984 @@
+"""The files router: every route's answer and refusal, through the app, on every database.
+
+Uploads, downloads (ETag, 304, HEAD), pages, the lease, and check-out to check-in: a race for a
+check-out, a stale check-in kept as a proposal, a retried one that changes nothing; a hidden file
+answered byte for byte as a missing one; errors mapped to statuses as artifactr's router maps
+them, and never a 500 for bad input. A 1 GiB check-in streams through in flat memory, and the
+served job (``python -m artifactr.files.serve``) checks a file out and in over real HTTP.
+"""
+
+import asyncio
+import hashlib
+import io
+import random
+import re
+import runpy
+import socket
+import sys
+import threading
+import time
+import tracemalloc
+import zipfile
+from collections.abc import AsyncIterator, Buffer, Callable, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import httpx2
+import pytest
+from artifactr.core import UserActor
+
+from artifactr.files import DOCX, WordDocument, serve
+from artifactr.files.app import About, AppCommand, CommandSpec, Edited, Inspection, Source
+from artifactr.files.errors import AppRefused, FailureKind
+from artifactr.files.fingerprint import ZipLimits, fingerprint
+from artifactr.files.leases import scope_of
+from artifactr.files.native import MAX_SIZE
+from artifactr.files.router import content_disposition
+from tests.documents import build_docx, package
+from tests.router.conftest import (
+    AGENT,
+    ALICE,
+    BOB,
+    DOCX_BODY,
+    MALLORY,
+    WORKSPACE,
+    Api,
+    MakeApi,
+)
+
+EDITED = build_docx(["An edited document."])
+PNG = b"\x89PNG\r\n\x1a\n"
+NOISE = random.Random(0).randbytes(3 << 20)
+"""Bytes that don't compress: a part of them makes a file of several MiB."""
+
+
+async def revisions(api: Api, artifact_id: str) -> int:
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    return len(await ws.revisions(artifact_id))
+
+
+# ─── upload ───────────────────────────────────────────────────────────────────
+
+
+async def test_a_person_uploads_a_file_and_gets_its_artifact_and_version(api: Api) -> None:
+    data = build_docx()
+    response = await api.client.post(
+        api.url(), params={"name": "contract.docx"}, content=data, headers={**ALICE, **DOCX_BODY}
+    )
+    assert response.status_code == 201
+    body = response.json()
+    assert body["status"] == "applied"
+    assert body["version"] == 1
+    assert body["proposal_id"] is None
+    url = f"http://files.test/workspaces/w1/files/{body['artifact_id']}/versions/1/content"
+    assert body["download_url"] == response.headers["location"] == url
+    download = await api.client.get(url, headers=ALICE)
+    assert download.content == data
+
+
+async def test_a_download_url_quotes_the_workspace_it_names(api: Api) -> None:
+    response = await api.client.post(
+        api.url(workspace="our team"),
+        params={"name": "a.docx"},
+        content=build_docx(),
+        headers={**ALICE, **DOCX_BODY},
+    )
+    url = response.json()["download_url"]
+    assert "/workspaces/our%20team/files/" in url
+    assert (await api.client.get(url, headers=ALICE)).content == build_docx()
+
+
+async def test_an_upload_streams_a_body_sent_in_chunks(api: Api) -> None:
+    data = build_docx()
+
+    async def chunks():
+        for start in range(0, len(data), 100):
+            yield data[start : start + 100]
+
+    response = await api.client.post(
+        api.url(), params={"name": "a.docx"}, content=chunks(), headers={**ALICE, **DOCX_BODY}
+    )
+    assert response.status_code == 201
+    download = await api.client.get(response.json()["download_url"], headers=ALICE)
+    assert download.content == data
+
+
+async def test_an_agents_upload_is_a_proposal(api: Api) -> None:
+    response = await api.client.post(
+        api.url(), params={"name": "a.docx"}, content=build_docx(), headers={**AGENT, **DOCX_BODY}
+    )
+    assert response.status_code == 202
+    body = response.json()
+    assert body["status"] == "proposed"
+    assert body["proposal_id"]
+    assert body["artifact_id"] is None
+    assert "location" not in response.headers
+
+
+async def test_an_upload_without_a_content_type_is_taken_as_the_default_format(api: Api) -> None:
+    response = await api.client.post(
+        api.url(), params={"name": "a.docx"}, content=build_docx(), headers=ALICE
+    )
+    assert response.status_code == 201
+
+
+async def test_an_unknown_caller_is_refused_with_401(api: Api) -> None:
+    response = await api.client.post(api.url(), params={"name": "a.docx"}, content=build_docx())
+    assert response.status_code == 401
+    assert response.json() == {"detail": "who?"}
+
+
+async def test_a_caller_the_workspace_refuses_is_answered_403(api: Api) -> None:
+    artifact_id = await api.upload()
+    response = await api.client.get(api.url(f"/{artifact_id}/lease"), headers=MALLORY)
+    assert response.status_code == 403
+    assert response.json()["detail"]["type"] == "forbidden"
+
+
+async def test_an_upload_while_the_app_is_off_is_refused_403_with_its_key(api: Api) -> None:
+    api.switch.set("t1", WORKSPACE, api.files.key, enabled=False)
+    response = await api.client.post(
+        api.url(), params={"name": "a.docx"}, content=build_docx(), headers={**ALICE, **DOCX_BODY}
+    )
+    assert response.status_code == 403
+    detail = response.json()["detail"]
+    assert detail == {
+        "type": "forbidden",
+        "message": "files:fake is not enabled in this workspace",
+        "integration": "files:fake",
+    }
+
+
+@pytest.mark.parametrize(
+    ("params", "headers"),
+    [
+        ({"name": "   "}, DOCX_BODY),
+        ({"name": "a.docx"}, {"content-type": "text/plain"}),
+        ({}, DOCX_BODY),
+        ({"name": "x" * 256}, DOCX_BODY),
+        ({"name": "a\x00.docx"}, DOCX_BODY),
+    ],
+    ids=["blank name", "not a docx", "no name", "long name", "NUL in name"],
+)
+async def test_an_upload_with_a_bad_name_or_type_is_refused_422(
+    api: Api, params: dict[str, str], headers: dict[str, str]
+) -> None:
+    response = await api.client.post(
+        api.url(), params=params, content=build_docx(), headers={**ALICE, **headers}
+    )
+    assert response.status_code == 422
+
+
+async def test_an_upload_that_is_not_a_zip_is_refused_422_with_its_reason(api: Api) -> None:
+    response = await api.client.post(
+        api.url(), params={"name": "a.docx"}, content=b"hello", headers={**ALICE, **DOCX_BODY}
+    )
+    assert response.status_code == 422
+    assert response.json()["detail"]["type"] == "unsafe_file"
+    assert response.json()["detail"]["reason"] == "not_a_zip"
+
+
+async def test_an_upload_over_the_size_limit_is_refused_413(make_api: MakeApi) -> None:
+    api = await make_api(max_size=1_000)
+    response = await api.client.post(
+        api.url(), params={"name": "a.docx"}, content=build_docx(), headers={**ALICE, **DOCX_BODY}
+    )
+    assert response.status_code == 413
+    assert response.json()["detail"] == {
+        "type": "unsafe_file",
+        "message": "the file is larger than 1000 bytes",
+        "reason": "too_large",
+        "limit": 1_000,
+    }
+
+
+APP_FAILURES: list[tuple[FailureKind, int]] = [
+    ("timeout", 504),
+    ("crashed", 502),
+    ("too_large", 413),
+    ("refused", 422),
+]
+
+
+@pytest.mark.parametrize(("kind", "status"), APP_FAILURES)
+async def test_an_upload_the_app_fails_on_is_answered_by_how_it_failed(
+    make_api: MakeApi, kind: FailureKind, status: int
+) -> None:
+    api = await make_api(deadline=0.01)
+    api.app.fail_next(kind, "inspect")
+    response = await api.client.post(
+        api.url(), params={"name": "a.docx"}, content=build_docx(), headers={**ALICE, **DOCX_BODY}
+    )
+    assert response.status_code == status
+    assert response.json()["detail"]["type"] == f"app_{kind}"
+
+
+# ─── downloads ────────────────────────────────────────────────────────────────
+
+
+async def test_a_download_streams_the_revision_with_its_digest_name_and_size(api: Api) -> None:
+    data = build_docx()
+    artifact_id = await api.upload(data, name="Contract \u2013 final.docx")
+    response = await api.client.get(api.url(f"/{artifact_id}/versions/1/content"), headers=ALICE)
+    assert response.status_code == 200
+    assert response.content == data
+    assert response.headers["etag"] == f'"{hashlib.sha256(data).hexdigest()}"'
+    assert response.headers["content-type"] == DOCX
+    assert response.headers["content-length"] == str(len(data))
+    assert response.headers["cache-control"] == "private, no-cache"
+    assert response.headers["x-content-type-options"] == "nosniff"
+    assert response.headers["accept-ranges"] == "none"
+    assert response.headers["content-disposition"] == (
+        'attachment; filename="Contract _ final.docx"; '
+        "filename*=UTF-8''Contract%20%E2%80%93%20final.docx"
+    )
+
+
+async def test_a_large_download_arrives_whole_in_several_chunks(api: Api) -> None:
+    data = package("", extra={"word/media/noise.bin": NOISE})
+    artifact_id = await api.upload(data)
+    assert len(data) > 1 << 20
+    response = await api.client.get(api.url(f"/{artifact_id}/versions/1/content"), headers=ALICE)
+    assert response.content == data
+
+
+async def test_every_version_stays_downloadable_after_a_check_in(api: Api) -> None:
+    first = build_docx()
+    artifact_id = await api.upload(first)
+    checkout = await api.check_out(artifact_id)
+    assert (await api.check_in(artifact_id, checkout["id"], EDITED)).status_code == 200
+    one = await api.client.get(api.url(f"/{artifact_id}/versions/1/content"), headers=ALICE)
+    two = await api.client.get(api.url(f"/{artifact_id}/versions/2/content"), headers=ALICE)
+    assert (one.content, two.content) == (first, EDITED)
+
+
+@pytest.mark.parametrize(
+    "condition",
+    ["{etag}", "W/{etag}", '"other", {etag}', "*"],
+    ids=["strong", "weak", "list", "any"],
+)
+async def test_a_download_the_client_has_is_answered_304(api: Api, condition: str) -> None:
+    artifact_id = await api.upload()
+    url = api.url(f"/{artifact_id}/versions/1/content")
+    etag = (await api.client.get(url, headers=ALICE)).headers["etag"]
+    response = await api.client.get(
+        url, headers={**ALICE, "if-none-match": condition.format(etag=etag)}
+    )
+    assert response.status_code == 304
+    assert response.content == b""
+    assert response.headers["etag"] == etag
+
+
+async def test_a_download_with_another_etag_is_sent_whole(api: Api) -> None:
+    artifact_id = await api.upload()
+    response = await api.client.get(
+        api.url(f"/{artifact_id}/versions/1/content"), headers={**ALICE, "if-none-match": '"x"'}
+    )
+    assert response.status_code == 200
+    assert response.content == build_docx()
+
+
+async def test_head_answers_a_downloads_headers_without_its_bytes(api: Api) -> None:
+    data = build_docx()
+    artifact_id = await api.upload(data)
+    url = api.url(f"/{artifact_id}/versions/1/content")
+    response = await api.client.head(url, headers=ALICE)
+    assert response.status_code == 200
+    assert response.content == b""
+    assert response.headers["content-length"] == str(len(data))
+    assert response.headers["etag"] == f'"{hashlib.sha256(data).hexdigest()}"'
+    assert response.headers["content-type"] == DOCX
+    cached = await api.client.head(
+        url, headers={**ALICE, "if-none-match": response.headers["etag"]}
+    )
+    assert cached.status_code == 304
+
+
+@pytest.mark.parametrize(
+    ("path", "status"),
+    [("/versions/2/content", 404), ("/versions/0/content", 422), ("/versions/x/content", 422)],
+)
+async def test_a_download_of_no_such_version_is_refused(api: Api, path: str, status: int) -> None:
+    artifact_id = await api.upload()
+    response = await api.client.get(api.url(f"/{artifact_id}{path}"), headers=ALICE)
+    assert response.status_code == status
+
+
+async def test_a_download_whose_bytes_were_collected_is_answered_404(api: Api) -> None:
+    artifact_id = await api.upload()
+    api.clock.advance(timedelta(days=1))
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    # Collected as if no revision named them: the manifest stays, its bytes are gone.
+    await api.files.blobs.collect(scope_of(ws), set(), before=api.clock.now)
+    response = await api.client.get(api.url(f"/{artifact_id}/versions/1/content"), headers=ALICE)
+    assert response.status_code == 404
+    assert response.json()["detail"]["entity"] == "blob"
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("plain.docx", "attachment; filename=\"plain.docx\"; filename*=UTF-8''plain.docx"),
+        (
+            'a "quoted" \\ 100%.docx',
+            'attachment; filename="a _quoted_ _ 100_.docx"; '
+            "filename*=UTF-8''a%20%22quoted%22%20%5C%20100%25.docx",
+        ),
+        (
+            "two\r\nlines.docx",
+            "attachment; filename=\"two__lines.docx\"; filename*=UTF-8''two%0D%0Alines.docx",
+        ),
+        (
+            "Ünïcødé.docx",
+            'attachment; filename="_n_c_d_.docx"; '
+            "filename*=UTF-8''%C3%9Cn%C3%AFc%C3%B8d%C3%A9.docx",
+        ),
+        ("lone\ud800.docx", "attachment; filename=\"lone_.docx\"; filename*=UTF-8''lone%3F.docx"),
+    ],
+    ids=["plain", "quotes", "newline", "unicode", "surrogate"],
+)
+def test_a_files_name_is_given_as_an_ascii_fallback_and_in_utf_8(name: str, expected: str) -> None:
+    assert content_disposition(name) == expected
+
+
+# ─── pages ────────────────────────────────────────────────────────────────────
+
+
+async def test_a_page_is_rendered_as_a_png_at_a_scale(api: Api) -> None:
+    artifact_id = await api.upload()
+    url = api.url(f"/{artifact_id}/versions/1/pages/1")
+    whole = await api.client.get(url, headers=ALICE)
+    half = await api.client.get(url, params={"scale": 0.5}, headers=ALICE)
+    assert whole.status_code == half.status_code == 200
+    assert whole.headers["content-type"] == "image/png"
+    assert whole.content.startswith(PNG)
+    assert whole.headers["etag"] == f'"{hashlib.sha256(whole.content).hexdigest()}"'
+    assert len(half.content) < len(whole.content)
+
+
+async def test_a_page_once_rendered_comes_from_the_cache(api: Api) -> None:
+    artifact_id = await api.upload()
+    url = api.url(f"/{artifact_id}/versions/1/pages/1")
+    first = await api.client.get(url, headers=ALICE)
+    api.app.fail_next("crashed", "render")
+    again = await api.client.get(url, headers=ALICE)
+    assert again.status_code == 200
+    assert again.content == first.content
+
+
+async def test_a_page_the_client_has_is_answered_304(api: Api) -> None:
+    artifact_id = await api.upload()
+    url = api.url(f"/{artifact_id}/versions/1/pages/1")
+    etag = (await api.client.get(url, headers=ALICE)).headers["etag"]
+    response = await api.client.get(url, headers={**ALICE, "if-none-match": etag})
+    assert response.status_code == 304
+    assert response.content == b""
+
+
+async def test_a_page_past_the_last_is_refused_422_with_the_apps_reason(api: Api) -> None:
+    artifact_id = await api.upload()
+    response = await api.client.get(api.url(f"/{artifact_id}/versions/1/pages/9"), headers=ALICE)
+    assert response.status_code == 422
+    assert response.json()["detail"] == {
+        "type": "app_refused",
+        "message": "no page 9",
+        "reason": "no page 9",
+    }
+
+
+@pytest.mark.parametrize("scale", ["0", "0.09", "4.1", "nan", "inf", "-1", "x"])
+async def test_a_page_at_a_scale_out_of_range_is_refused_422(api: Api, scale: str) -> None:
+    artifact_id = await api.upload()
+    response = await api.client.get(
+        api.url(f"/{artifact_id}/versions/1/pages/1"), params={"scale": scale}, headers=ALICE
+    )
+    assert response.status_code == 422
+
+
+@pytest.mark.parametrize(("kind", "status"), [("timeout", 504), ("crashed", 502)])
+async def test_a_page_the_app_fails_to_render_is_answered_by_how_it_failed(
+    make_api: MakeApi, kind: FailureKind, status: int
+) -> None:
+    api = await make_api(render_deadline=0.01)
+    artifact_id = await api.upload()
+    api.app.fail_next(kind, "render")
+    response = await api.client.get(api.url(f"/{artifact_id}/versions/1/pages/1"), headers=ALICE)
+    assert response.status_code == status
+
+
+# ─── the lease ────────────────────────────────────────────────────────────────
+
+
+async def test_the_lease_is_null_while_the_file_is_free(api: Api) -> None:
+    artifact_id = await api.upload()
+    response = await api.client.get(api.url(f"/{artifact_id}/lease"), headers=BOB)
+    assert response.status_code == 200
+    assert response.json() == {"artifact_id": artifact_id, "lease": None}
+
+
+async def test_the_lease_names_the_holder_and_expiry_of_a_check_out(api: Api) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    response = await api.client.get(api.url(f"/{artifact_id}/lease"), headers=BOB)
+    assert response.json() == {
+        "artifact_id": artifact_id,
+        "lease": {"holder": checkout["holder"], "expires_at": checkout["expires_at"]},
+    }
+    assert checkout["holder"] == f"checkout:{checkout['id']}:user:alice"
+
+
+# ─── check-out ────────────────────────────────────────────────────────────────
+
+
+async def test_a_check_out_names_its_base_its_expiry_and_where_to_download_it(api: Api) -> None:
+    data = build_docx()
+    artifact_id = await api.upload(data)
+    checkout = await api.check_out(artifact_id)
+    assert checkout["id"].startswith("co_")
+    assert checkout["artifact_id"] == artifact_id
+    assert checkout["base_version"] == 1
+    assert checkout["base_sha256"] == hashlib.sha256(data).hexdigest()
+    assert checkout["expires_at"] == "2026-11-30T20:00:00Z"
+    assert checkout["checked_in"] is False
+    download = await api.client.get(checkout["download_url"], headers=ALICE)
+    assert download.content == data
+
+
+async def test_two_people_racing_to_check_out_get_one_check_out_and_one_busy(api: Api) -> None:
+    artifact_id = await api.upload()
+    url = api.url(f"/{artifact_id}/checkouts")
+    answers = await asyncio.gather(
+        api.client.post(url, headers=ALICE), api.client.post(url, headers=BOB)
+    )
+    statuses = sorted(answer.status_code for answer in answers)
+    assert statuses == [200, 409]
+    won = next(answer for answer in answers if answer.status_code == 200).json()
+    busy = next(answer for answer in answers if answer.status_code == 409).json()["detail"]
+    assert busy["type"] == "invalid_state"
+    assert busy["artifact_id"] == artifact_id
+    assert busy["lease"]["holder"] == won["holder"]
+    assert busy["lease"]["expires_at"] == "2026-11-30T20:00:00+00:00"
+
+
+async def test_a_second_tab_is_refused_as_busy(api: Api) -> None:
+    artifact_id = await api.upload()
+    await api.check_out(artifact_id)
+    response = await api.client.post(api.url(f"/{artifact_id}/checkouts"), headers=ALICE)
+    assert response.status_code == 409
+
+
+async def test_a_check_out_while_the_app_is_off_is_refused_403(api: Api) -> None:
+    artifact_id = await api.upload()
+    api.switch.set("t1", WORKSPACE, api.files.key, enabled=False)
+    response = await api.client.post(api.url(f"/{artifact_id}/checkouts"), headers=ALICE)
+    assert response.status_code == 403
+    assert response.json()["detail"]["integration"] == "files:fake"
+
+
+async def test_a_check_out_of_no_such_file_is_answered_404(api: Api) -> None:
+    response = await api.client.post(api.url("/art_missing/checkouts"), headers=ALICE)
+    assert response.status_code == 404
+    assert response.json()["detail"] == {
+        "type": "not_found",
+        "message": "artifact art_missing does not exist",
+        "entity": "artifact",
+        "id": "art_missing",
+    }
+
+
+async def test_a_check_out_reads_back_as_it_was_made(api: Api) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    response = await api.client.get(
+        api.url(f"/{artifact_id}/checkouts/{checkout['id']}"), headers=ALICE
+    )
+    assert response.status_code == 200
+    assert response.json() == checkout
+
+
+async def test_someone_elses_check_out_is_refused_403_but_may_be_broken(api: Api) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    url = api.url(f"/{artifact_id}/checkouts/{checkout['id']}")
+    answers = [
+        await api.client.get(url, headers=BOB),
+        await api.client.post(f"{url}/extend", headers=BOB),
+        await api.client.post(f"{url}/check-in", content=EDITED, headers=BOB),
+    ]
+    assert [answer.status_code for answer in answers] == [403] * 3
+    assert await revisions(api, artifact_id) == 1
+    # Breaking it is another matter: anyone who may archive the file may (ADR-0006), and
+    # with no authorize hook here, everyone may.
+    assert (await api.client.delete(url, headers=BOB)).status_code == 204
+
+
+@pytest.mark.parametrize(
+    ("checkout_id", "status"),
+    [("co_0000000000000000", 404), ("co%00x", 422), ("a b", 422), ("x" * 256, 422)],
+    ids=["unknown", "NUL", "space", "long"],
+)
+async def test_a_check_out_id_that_names_none_is_refused(
+    api: Api, checkout_id: str, status: int
+) -> None:
+    artifact_id = await api.upload()
+    url = api.url(f"/{artifact_id}/checkouts/{checkout_id}")
+    answers = [
+        await api.client.get(url, headers=ALICE),
+        await api.client.post(f"{url}/extend", headers=ALICE),
+        await api.client.delete(url, headers=ALICE),
+        await api.client.post(f"{url}/check-in", content=EDITED, headers=ALICE),
+    ]
+    assert [answer.status_code for answer in answers] == [status] * 4
+
+
+async def test_a_check_out_is_found_only_under_its_own_file(api: Api) -> None:
+    first = await api.upload()
+    second = await api.upload(name="other.docx")
+    checkout = await api.check_out(first)
+    url = api.url(f"/{second}/checkouts/{checkout['id']}")
+    response = await api.client.get(url, headers=ALICE)
+    assert response.status_code == 404
+    assert response.json()["detail"]["entity"] == "checkout"
+    check_in = await api.check_in(second, checkout["id"], EDITED)
+    assert check_in.status_code == 404
+    assert await revisions(api, first) == await revisions(api, second) == 1
+
+
+async def test_extending_a_check_out_moves_its_expiry_from_now(api: Api) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    api.clock.advance(timedelta(hours=7))
+    url = api.url(f"/{artifact_id}/checkouts/{checkout['id']}/extend")
+    response = await api.client.post(url, headers=ALICE)
+    assert response.status_code == 200
+    assert response.json() == {**checkout, "expires_at": "2026-12-01T03:00:00Z"}
+    lease = await api.client.get(api.url(f"/{artifact_id}/lease"), headers=ALICE)
+    assert lease.json()["lease"]["expires_at"] == "2026-12-01T03:00:00Z"
+
+
+async def test_a_check_out_checked_in_can_no_longer_be_extended(api: Api) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    await api.check_in(artifact_id, checkout["id"], EDITED)
+    url = api.url(f"/{artifact_id}/checkouts/{checkout['id']}/extend")
+    response = await api.client.post(url, headers=ALICE)
+    assert response.status_code == 409
+    assert response.json()["detail"]["type"] == "invalid_state"
+
+
+async def test_discarding_a_check_out_frees_the_file(api: Api) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    url = api.url(f"/{artifact_id}/checkouts/{checkout['id']}")
+    response = await api.client.delete(url, headers=ALICE)
+    assert response.status_code == 204
+    assert response.content == b""
+    lease = await api.client.get(api.url(f"/{artifact_id}/lease"), headers=ALICE)
+    assert lease.json()["lease"] is None
+    assert (await api.client.delete(url, headers=ALICE)).status_code == 404
+    await api.check_out(artifact_id, BOB)
+
+
+# ─── check-in ─────────────────────────────────────────────────────────────────
+
+
+async def test_a_check_in_commits_a_new_version_and_frees_the_file(api: Api) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    response = await api.check_in(artifact_id, checkout["id"], EDITED)
+    assert response.status_code == 200
+    assert response.json() == {
+        "status": "applied",
+        "artifact_id": artifact_id,
+        "version": 2,
+        "proposal_id": None,
+    }
+    lease = await api.client.get(api.url(f"/{artifact_id}/lease"), headers=ALICE)
+    assert lease.json()["lease"] is None
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    head = await ws.get(WordDocument, artifact_id)
+    assert head.data.provenance.source == "check_in"
+    assert head.data.content.sha256 == hashlib.sha256(EDITED).hexdigest()
+
+
+async def test_a_check_in_streams_a_body_sent_in_chunks(api: Api) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+
+    async def chunks():
+        for start in range(0, len(EDITED), 64):
+            yield EDITED[start : start + 64]
+
+    response = await api.client.post(
+        api.url(f"/{artifact_id}/checkouts/{checkout['id']}/check-in"),
+        content=chunks(),
+        headers=ALICE,
+    )
+    assert response.json()["status"] == "applied"
+
+
+async def test_a_check_in_takes_its_summary_from_the_query(api: Api) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    url = api.url(f"/{artifact_id}/checkouts/{checkout['id']}/check-in")
+    refused = await api.client.post(
+        url, params={"summary": "x" * 1001}, content=EDITED, headers=ALICE
+    )
+    assert refused.status_code == 422
+    response = await api.client.post(
+        url, params={"summary": "tightened clause 4"}, content=EDITED, headers=ALICE
+    )
+    assert response.status_code == 200
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    summaries = [getattr(envelope.event, "summary", None) for envelope in await ws.read()]
+    assert "tightened clause 4" in summaries
+
+
+async def test_a_retried_check_in_changes_nothing(api: Api) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    first = await api.check_in(artifact_id, checkout["id"], EDITED)
+    again = await api.check_in(artifact_id, checkout["id"], EDITED)
+    assert first.json()["status"] == "applied"
+    assert again.status_code == 200
+    assert again.json() == {
+        "status": "unchanged",
+        "artifact_id": artifact_id,
+        "version": 2,
+        "proposal_id": None,
+    }
+    assert await revisions(api, artifact_id) == 2
+
+
+async def test_a_check_in_after_the_lease_lapsed_and_someone_committed_is_a_proposal(
+    api: Api,
+) -> None:
+    artifact_id = await api.upload()
+    alices = await api.check_out(artifact_id)
+    api.clock.advance(timedelta(hours=8, minutes=1))
+    bobs = await api.check_out(artifact_id, BOB)
+    bob_edit = build_docx(["Bob was here."])
+    assert (await api.check_in(artifact_id, bobs["id"], bob_edit, BOB)).json()["version"] == 2
+    response = await api.check_in(artifact_id, alices["id"], EDITED)
+    assert response.status_code == 202
+    body = response.json()
+    assert body["status"] == "proposed"
+    assert body["version"] == 2
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="bob"))
+    proposals = await ws.proposals()
+    assert [proposal.id for proposal in proposals] == [body["proposal_id"]]
+    assert await revisions(api, artifact_id) == 2
+
+
+async def test_an_agents_check_in_is_a_proposal(api: Api) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id, AGENT)
+    response = await api.check_in(artifact_id, checkout["id"], EDITED, AGENT)
+    assert response.status_code == 202
+    assert response.json()["status"] == "proposed"
+
+
+async def test_a_check_in_that_is_not_a_zip_is_refused_422_and_keeps_the_check_out(
+    api: Api,
+) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    response = await api.check_in(artifact_id, checkout["id"], b"not a zip")
+    assert response.status_code == 422
+    assert response.json()["detail"]["reason"] == "not_a_zip"
+    assert (await api.check_in(artifact_id, checkout["id"], EDITED)).status_code == 200
+
+
+async def test_a_check_in_over_the_size_limit_is_refused_413(make_api: MakeApi) -> None:
+    api = await make_api(max_size=1 << 20)
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    bigger = package("", extra={"word/media/noise.bin": NOISE})
+    response = await api.check_in(artifact_id, checkout["id"], bigger)
+    assert response.status_code == 413
+    assert response.json()["detail"]["reason"] == "too_large"
+
+
+@pytest.mark.parametrize(("kind", "status"), APP_FAILURES)
+async def test_a_check_in_the_app_fails_on_is_answered_by_how_it_failed(
+    make_api: MakeApi, kind: FailureKind, status: int
+) -> None:
+    api = await make_api(deadline=0.01)
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    api.app.fail_next(kind, "inspect")
+    response = await api.check_in(artifact_id, checkout["id"], EDITED)
+    assert response.status_code == status
+    assert await revisions(api, artifact_id) == 1
+
+
+async def test_a_check_in_while_the_app_is_off_is_refused_403(api: Api) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    api.switch.set("t1", WORKSPACE, api.files.key, enabled=False)
+    response = await api.check_in(artifact_id, checkout["id"], EDITED)
+    assert response.status_code == 403
+    download = await api.client.get(api.url(f"/{artifact_id}/versions/1/content"), headers=ALICE)
+    assert download.status_code == 200
+
+
+# ─── hiding and bad input ─────────────────────────────────────────────────────
+
+
+async def test_a_hidden_file_is_answered_byte_for_byte_as_a_missing_one_on_every_route(
+    api: Api,
+) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id, BOB)
+    api.hidden["user:bob"] = {artifact_id}
+    base = f"/{artifact_id}"
+    co = f"{base}/checkouts/{checkout['id']}"
+    requests = [
+        ("GET", f"{base}/versions/1/content", None),
+        ("HEAD", f"{base}/versions/1/content", None),
+        ("GET", f"{base}/versions/1/pages/1", None),
+        ("GET", f"{base}/lease", None),
+        ("POST", f"{base}/checkouts", None),
+        ("GET", co, None),
+        ("POST", f"{co}/extend", None),
+        ("DELETE", co, None),
+        ("POST", f"{co}/check-in", EDITED),
+    ]
+    for method, path, body in requests:
+        hidden = await api.client.request(method, api.url(path), content=body, headers=BOB)
+        # The same id in a workspace where no such file was ever made.
+        missing = await api.client.request(
+            method, api.url(path, workspace="w2"), content=body, headers=BOB
+        )
+        assert hidden.status_code == 404, (method, path)
+        assert hidden.content == missing.content, (method, path)
+        assert hidden.headers == missing.headers, (method, path)
+    assert await revisions(api, artifact_id) == 1
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/workspaces/w%00/files/art_1/lease",
+        "/workspaces/w1/files/art%00/lease",
+        "/workspaces/w1/files/art%00/versions/1/content",
+        "/workspaces/w1/files/art%00/checkouts",
+    ],
+)
+async def test_a_nul_in_an_id_is_refused_422_not_a_server_error(api: Api, path: str) -> None:
+    response = await api.client.request(
+        "POST" if path.endswith("checkouts") else "GET", path, headers=ALICE
+    )
+    assert response.status_code == 422
+
+
+async def test_a_version_or_page_past_what_a_database_holds_is_refused_422(api: Api) -> None:
+    artifact_id = await api.upload()
+    answers = [
+        await api.client.get(api.url(f"/{artifact_id}/versions/{2**31}/content"), headers=ALICE),
+        await api.client.get(api.url(f"/{artifact_id}/versions/1/pages/{2**31}"), headers=ALICE),
+    ]
+    assert [answer.status_code for answer in answers] == [422, 422]
+
+
+# ─── a 1 GiB check-in ─────────────────────────────────────────────────────────
+
+GIB = 1 << 30
+MIB = 1 << 20
+BIG_LIMITS = ZipLimits(max_part_size=2 * GIB, max_total_size=2 * GIB)
+FLAT = 64 * MIB
+"""The most Python memory a check-in of any size may take at its peak."""
+
+
+class Sink(io.RawIOBase):
+    """A write-only stream whose bytes are taken out as they are written."""
+
+    def __init__(self) -> None:
+        self.parts: list[bytes] = []
+        self.position = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Buffer) -> int:
+        chunk = bytes(data)
+        self.parts.append(chunk)
+        self.position += len(chunk)
+        return len(chunk)
+
+    def tell(self) -> int:
+        return self.position
+
+    def drain(self) -> bytes:
+        out = b"".join(self.parts)
+        self.parts.clear()
+        return out
+
+
+class LazyDocx:
+    """A .docx of any size, made chunk by chunk as it is sent: one big stored part.
+
+    The zip is written to a sink that is drained after every MiB, so it is never whole in
+    memory; zipfile computes the part's CRC as it goes and writes it after the data.
+    """
+
+    def __init__(self, size: int) -> None:
+        self.size = size
+        self.sent = 0
+
+    async def chunks(self) -> AsyncIterator[bytes]:
+        sink = Sink()
+        block = bytes(range(256)) * (MIB // 256)
+        with zipfile.ZipFile(sink, "w", zipfile.ZIP_STORED) as archive:
+            archive.writestr("[Content_Types].xml", build_docx_types())
+            with archive.open("word/media/big.bin", "w") as part:
+                for _ in range(self.size // MIB):
+                    part.write(block)
+                    yield self.counted(sink.drain())
+        yield self.counted(sink.drain())
+
+    def counted(self, chunk: bytes) -> bytes:
+        self.sent += len(chunk)
+        return chunk
+
+
+def build_docx_types() -> bytes:
+    with zipfile.ZipFile(io.BytesIO(build_docx())) as small:
+        return small.read("[Content_Types].xml")
+
+
+class StreamingApp:
+    """An app that reads a file by streaming it, as one needing no whole copy would.
+
+    FakeApp, like WordCraft, holds a document whole and refuses one past its limit, so this
+    stands in for the app to measure what the router and NativeFiles hold themselves.
+    """
+
+    name = "streaming"
+
+    async def inspect(self, source: Source, *, deadline: float = 30.0) -> Inspection:
+        stream = io.BytesIO(source) if isinstance(source, bytes) else source
+        printed = await asyncio.to_thread(fingerprint, stream, limits=BIG_LIMITS)
+        return Inspection(fingerprint=printed, about=About(app=self.name))
+
+    async def apply(self, source: bytes, commands: Sequence[AppCommand], **_: Any) -> Edited:
+        raise AppRefused("this app only reads")
+
+    async def render(self, source: bytes, page: int, **_: Any) -> bytes:
+        raise AppRefused("this app only reads")
+
+    async def commands(self, query: str = "") -> Sequence[CommandSpec]:
+        return []
+
+
+async def measured_check_in(api: Api, big: LazyDocx) -> tuple[httpx2.Response, int]:
+    """Check a lazy file in through the router; return the answer and the peak memory."""
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    chunks = big.chunks()
+    tracemalloc.start()
+    try:
+        response = await api.client.post(
+            api.url(f"/{artifact_id}/checkouts/{checkout['id']}/check-in"),
+            content=chunks,
+            headers={**ALICE, **DOCX_BODY},
+        )
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+        await chunks.aclose()
+    return response, peak
+
+
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
+async def test_a_1_gib_check_in_is_applied_through_the_router_in_flat_memory(
+    make_api: MakeApi,
+) -> None:
+    api = await make_api(app=StreamingApp(), max_size=2 * GIB, limits=BIG_LIMITS)
+    big = LazyDocx(GIB)
+    response, peak = await measured_check_in(api, big)
+    assert response.status_code == 200, response.text
+    assert response.json()["status"] == "applied"
+    assert big.sent > GIB
+    assert peak < FLAT, f"peak {peak / MIB:.1f} MiB"
+
+
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
+async def test_a_1_gib_check_in_is_refused_413_at_the_limit_in_flat_memory(
+    make_api: MakeApi,
+) -> None:
+    api = await make_api()
+    big = LazyDocx(GIB)
+    response, peak = await measured_check_in(api, big)
+    assert response.status_code == 413
+    assert response.json()["detail"]["limit"] == MAX_SIZE
+    assert MAX_SIZE < big.sent < MAX_SIZE + 4 * MIB
+    assert peak < FLAT, f"peak {peak / MIB:.1f} MiB"
+
+
+# ─── the served main job ──────────────────────────────────────────────────────
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_the_served_job_checks_a_file_out_and_in_over_http(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    port = free_port()
+    argv = ["serve", "--port", str(port), "--database", str(tmp_path / "out" / "serve.db")]
+    monkeypatch.setattr(sys, "argv", [*argv, "--limit-max-requests", "4"])
+    # Run as `python -m artifactr.files.serve` runs it, from a fresh module.
+    monkeypatch.delitem(sys.modules, "artifactr.files.serve", raising=False)
+    job = threading.Thread(
+        target=runpy.run_module, args=("artifactr.files.serve",), kwargs={"run_name": "__main__"}
+    )
+    job.start()
+    output = ""
+    while "/check-in" not in output:
+        assert job.is_alive(), output
+        time.sleep(0.05)
+        output += capsys.readouterr().out
+    found = re.search(r"seeded (\S+) at (\S+)", output)
+    assert found is not None
+    name, url = found.groups()
+    assert url.startswith(f"http://127.0.0.1:{port}/workspaces/w1/files/art_")
+    with httpx2.Client(headers={"x-user": "alice"}, timeout=10) as client:
+        checkout = retry_until_listening(lambda: client.post(f"{url}/checkouts"))
+        assert checkout.status_code == 200, checkout.text
+        base = client.get(checkout.json()["download_url"])
+        assert base.headers["content-disposition"].startswith(f'attachment; filename="{name}"')
+        checked_in = client.post(
+            f"{url}/checkouts/{checkout.json()['id']}/check-in",
+            content=EDITED,
+            headers=DOCX_BODY,
+        )
+        assert checked_in.json()["status"] == "applied"
+        assert client.get(f"{url}/lease", headers={"x-user": ""}).status_code == 401
+    job.join(timeout=30)
+    assert not job.is_alive()
+
+
+def retry_until_listening(send: Callable[[], httpx2.Response]) -> httpx2.Response:
+    """Send a request once the server listens: it prints its lines before it binds."""
+    for _ in range(200):
+        try:
+            return send()
+        except httpx2.ConnectError:
+            time.sleep(0.05)
+    return send()
+
+
+def test_the_served_job_seeds_the_corpus_document_when_it_is_there(tmp_path: Path) -> None:
+    (tmp_path / serve.DOCUMENT).write_bytes(EDITED)
+    assert serve.seed_document(tmp_path) == (serve.DOCUMENT, EDITED)
+
+
+def test_the_served_job_seeds_a_generated_document_without_the_corpus(tmp_path: Path) -> None:
+    name, data = serve.seed_document(tmp_path)
+    assert name == "contract.docx"
+    assert zipfile.ZipFile(io.BytesIO(data)).read("[Content_Types].xml")

@@ -67,3 +67,21 @@ async def sql_engine(kind: str, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
         yield engine
     finally:
         await engine.dispose()
+
+
+async def schema_of(engine: AsyncEngine) -> str:
+    """Return the schema a PostgreSQL engine's connections work in."""
+    async with engine.connect() as connection:
+        return str((await connection.exec_driver_sql("SELECT current_schema()")).scalar())
+
+
+async def another_engine(engine: AsyncEngine, **server_settings: str) -> AsyncEngine:
+    """Return a second engine on the same database, as another process would open it.
+
+    On PostgreSQL it works in the same schema, with ``server_settings`` (such as ``role``) set
+    on each connection; dispose of it before the schema is dropped.
+    """
+    if engine.dialect.name == "sqlite":
+        return create_sqlite_engine(engine.url)
+    settings = {"search_path": await schema_of(engine), **server_settings}
+    return create_async_engine(engine.url, connect_args={"server_settings": settings})

@@ -1,0 +1,493 @@
+"""SQL blobs: native files' bytes in chunk rows, and the render cache, on SQLAlchemy (RFC-0003).
+
+A put streams. A feeder task reads the caller's stream, hashes and counts it, and cuts it into
+rows of :data:`~artifactr.files.blobs.CHUNK_SIZE`, at most :data:`QUEUE_ROWS` ahead of the
+database; meanwhile the put writes the rows under a fresh upload id. A transaction writes only
+rows that are already there, up to :data:`TRANSACTION_ROWS`, and commits before the put waits
+for more: it is never held open across the caller's stream (SQLite has one connection and one
+writer), yet a fast stream is written in few commits, and hashing overlaps the writes.
+
+Only at the end is the digest known: then the last transaction names the upload with it, or, if
+the same bytes are already stored for the artifact, refreshes that blob's put time and drops
+the upload. A put that dies half-way leaves an upload without a digest, which no read sees and
+:meth:`SqlBlobs.collect` removes once it is old enough.
+
+Reads stream too, :data:`READ_BATCH` rows per short transaction, and get every chunk of a blob
+or raise: a blob collected while it is read is never silently cut short.
+"""
+
+import asyncio
+import contextlib
+import uuid
+from collections import deque
+from collections.abc import AsyncIterable, AsyncIterator, Sequence, Set
+from dataclasses import dataclass
+from datetime import datetime
+
+from artifactr.core import InvalidState, NotFound
+from artifactr.workspace import Scope
+from sqlalchemy import ColumnElement, Delete, and_, delete, exists, insert, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+from artifactr.files.blobs import CHUNK_SIZE, Hashing, RenderKey
+from artifactr.files.manifests import Blob
+from artifactr.files.sql._sessions import Clock, DatabaseNow, Sessions, finished
+from artifactr.files.sql.tables import BlobRow, ChunkRow, RenderRow
+
+QUEUE_ROWS = 4
+"""How many chunk rows may wait between the caller's stream and the database."""
+
+TRANSACTION_ROWS = 32
+"""The most chunk rows one transaction writes, so that even a fast put lets others write."""
+
+READ_BATCH = 8
+"""How many chunk rows a streaming read fetches per transaction."""
+
+type _Item = bytes | Blob | BaseException
+"""What the feeder hands the put: chunk rows, then the blob, or whatever stopped the stream."""
+
+
+@dataclass
+class _Upload:
+    """A put in progress: where its chunks go, and how many it has written."""
+
+    scope: Scope
+    artifact_id: str
+    media_type: str
+    id: str
+    written: int = 0
+    started: bool = False
+
+
+class _Feed:
+    """The caller's stream as chunk rows, at most :data:`QUEUE_ROWS` ahead of the database."""
+
+    def __init__(self) -> None:
+        self._items: deque[_Item] = deque()
+        self._arrived = asyncio.Event()
+        self._room = asyncio.Semaphore(QUEUE_ROWS)
+
+    async def fill(self, data: AsyncIterable[bytes], hashing: Hashing, media_type: str) -> None:
+        """Read, hash and cut the stream into rows; end with its blob or what stopped it."""
+        try:
+            # Pieces wait as views until a row's worth is here; joining them is the one copy.
+            parts: list[memoryview] = []
+            held = 0
+            async for piece in data:
+                hashing.update(piece)
+                view = memoryview(piece)
+                while held + len(view) >= CHUNK_SIZE:
+                    cut = CHUNK_SIZE - held
+                    await self._send(b"".join([*parts, view[:cut]]))
+                    parts, held, view = [], 0, view[cut:]
+                parts.append(view)
+                held += len(view)
+            if held:
+                await self._send(b"".join(parts))
+            self._push(Blob(sha256=hashing.sha256, size=hashing.size, media_type=media_type))
+        except BaseException as error:
+            # Even a cancellation ends the feed, which never blocks doing so: the put raises
+            # the error, or, if it cancelled this task itself, has stopped reading.
+            self._push(error)
+
+    async def _send(self, row: bytes) -> None:
+        await self._room.acquire()
+        self._push(row)
+
+    def _push(self, item: _Item) -> None:
+        self._items.append(item)
+        self._arrived.set()
+
+    def _take(self) -> _Item:
+        self._room.release()
+        return self._items.popleft()
+
+    async def next(self) -> _Item:
+        """Return the next item, waiting for it."""
+        while not self._items:
+            self._arrived.clear()
+            await self._arrived.wait()
+        return self._take()
+
+    def ready(self) -> _Item | None:
+        """Return the next item if it is already here, else None."""
+        return self._take() if self._items else None
+
+    def row(self) -> bytes | None:
+        """Return the next item if it is a row that is already here, else None."""
+        if self._items and isinstance(first := self._items[0], bytes):
+            self._take()
+            return first
+        return None
+
+
+class SqlBlobs:
+    """Blobs in a SQL database, in chunk rows, so memory stays flat at any size.
+
+    Create the tables with :func:`~artifactr.files.sql.migrate` first. The engine may be
+    artifactr's own; on SQLite it must come from :func:`~artifactr.sql.create_sqlite_engine`.
+
+    Args:
+        engine: The database. It is not disposed of here.
+        clock: The time puts are stamped with; the database's clock if omitted.
+    """
+
+    def __init__(self, engine: AsyncEngine, *, clock: Clock | None = None) -> None:
+        self._sessions = Sessions(engine, clock)
+
+    async def put(
+        self,
+        scope: Scope,
+        artifact_id: str,
+        data: AsyncIterable[bytes],
+        media_type: str,
+        *,
+        limit: int | None = None,
+    ) -> Blob:
+        """Store bytes as they stream in; see :meth:`artifactr.files.blobs.Blobs.put`.
+
+        Raises:
+            FileTooLarge: If more than ``limit`` bytes arrive; nothing is stored.
+            InvalidState: If the put stalled for so long that :meth:`collect` removed it.
+        """
+        feed = _Feed()
+        feeding = asyncio.ensure_future(feed.fill(data, Hashing(limit), media_type))
+        upload = _Upload(scope, artifact_id, media_type, uuid.uuid4().hex)
+        try:
+            blob = None
+            while blob is None:
+                blob = await self._store(upload, await feed.next(), feed)
+        except BaseException:
+            # Whatever stopped the put (too many bytes, the caller's stream, a cancellation),
+            # nothing of it may stay; what a crash leaves, collect removes.
+            feeding.cancel()
+            await asyncio.wait([feeding])
+            await self._discard(upload)
+            raise
+        return blob
+
+    @finished
+    async def _store(self, upload: _Upload, item: _Item, feed: _Feed) -> Blob | None:
+        """Write rows in one transaction, from ``item`` on, while they are already here.
+
+        Return the blob if its digest arrived and the transaction attached it, or None if the
+        put must wait for more rows (or has written :data:`TRANSACTION_ROWS`).
+        """
+        now = self._sessions.stamp()
+        async with self._sessions(upload.scope.tenant_id) as session, session.begin():
+            connection = await session.connection()
+            await _claim(connection, upload, now)
+            written = 0
+            while isinstance(item, bytes):
+                rows = [item]
+                while written + len(rows) < TRANSACTION_ROWS and (row := feed.row()) is not None:
+                    rows.append(row)
+                await _insert_chunks(connection, upload, rows)
+                written += len(rows)
+                after = feed.ready() if written < TRANSACTION_ROWS else None
+                if after is None:
+                    return None
+                item = after
+            if isinstance(item, BaseException):
+                raise item
+            await _attach(connection, upload, item, now)
+            return item
+
+    @finished
+    async def _discard(self, upload: _Upload) -> None:
+        scope = upload.scope
+        async with self._sessions(scope.tenant_id) as session, session.begin():
+            connection = await session.connection()
+            await _drop(connection, scope, upload.id, BlobRow.sha256.is_(None))
+
+    @finished
+    async def get(self, scope: Scope, artifact_id: str, sha256: str) -> bytes | None:
+        """Return a blob's bytes whole, or None; see :meth:`artifactr.files.blobs.Blobs.get`."""
+        async with self._sessions(scope.tenant_id) as session:
+            connection = await session.connection()
+            blob_id = await connection.scalar(
+                select(BlobRow.id).where(*_blob(scope, artifact_id, sha256))
+            )
+            if blob_id is None:
+                return None
+            chunks = await connection.scalars(
+                select(ChunkRow.data).where(*_chunks(scope, blob_id)).order_by(ChunkRow.seq)
+            )
+            return b"".join(chunks)
+
+    async def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
+        """Yield a blob's bytes in chunks of at most ``CHUNK_SIZE``, a few rows per query.
+
+        No transaction stays open while the caller holds a chunk.
+
+        Raises:
+            NotFound: On the first iteration, if there is no such blob; later, if the blob
+                was collected while it was read.
+        """
+        start, count = 0, 1
+        while start < count:
+            found = await self._batch(scope, artifact_id, sha256, start)
+            if found is None:
+                raise NotFound("blob", sha256)
+            count, rows = found
+            start += len(rows)
+            # Each row is let go once yielded, so at most one batch is held at a time.
+            found = None
+            while rows:
+                yield rows.popleft()
+
+    @finished
+    async def _batch(
+        self, scope: Scope, artifact_id: str, sha256: str, start: int
+    ) -> tuple[int, deque[bytes]] | None:
+        """Return the blob's chunk count and its rows from ``start``, or None if it is gone."""
+        chunks = and_(
+            ChunkRow.tenant_id == BlobRow.tenant_id,
+            ChunkRow.workspace_id == BlobRow.workspace_id,
+            ChunkRow.blob_id == BlobRow.id,
+            ChunkRow.seq >= start,
+            ChunkRow.seq < start + READ_BATCH,
+        )
+        async with self._sessions(scope.tenant_id) as session:
+            connection = await session.connection()
+            found = await connection.execute(
+                select(BlobRow.chunks, ChunkRow.data)
+                .select_from(BlobRow)
+                .outerjoin(ChunkRow, chunks)
+                .where(*_blob(scope, artifact_id, sha256))
+                .order_by(ChunkRow.seq)
+            )
+            rows = found.all()
+        if not rows:
+            return None
+        # An empty blob has no chunk rows: its one row carries NULL, never empty bytes.
+        return rows[0].chunks, deque(data for _, data in rows if data)
+
+    async def collect(
+        self, scope: Scope, referenced: Set[tuple[str, str]], *, before: datetime
+    ) -> int:
+        """Remove unreferenced blobs and abandoned uploads put before ``before``.
+
+        A blob goes if no ``(artifact_id, sha256)`` in ``referenced`` names it; an upload that
+        never got its digest (a put that died) goes too, but only blobs are counted. Each goes
+        in its own short transaction, and only if it is still older than ``before`` then, so
+        a put that refreshes it meanwhile keeps it.
+
+        Returns:
+            How many blobs were removed.
+        """
+        candidates = await self._candidates(scope, before)
+        doomed = [
+            blob_id
+            for blob_id, artifact_id, sha256 in candidates
+            if sha256 is None or (artifact_id, sha256) not in referenced
+        ]
+        removed = 0
+        for blob_id in doomed:
+            gone = await self._remove(scope, blob_id, before)
+            removed += sum(sha256 is not None for sha256 in gone)
+        return removed
+
+    @finished
+    async def _candidates(
+        self, scope: Scope, before: datetime
+    ) -> Sequence[tuple[str, str, str | None]]:
+        async with self._sessions(scope.tenant_id) as session:
+            connection = await session.connection()
+            found = await connection.execute(
+                select(BlobRow.id, BlobRow.artifact_id, BlobRow.sha256).where(
+                    *_scoped(scope), BlobRow.put_at < before
+                )
+            )
+            return [(blob_id, artifact_id, sha256) for blob_id, artifact_id, sha256 in found]
+
+    @finished
+    async def _remove(self, scope: Scope, blob_id: str, before: datetime) -> Sequence[str | None]:
+        async with self._sessions(scope.tenant_id) as session, session.begin():
+            connection = await session.connection()
+            gone = await connection.execute(
+                delete(BlobRow)
+                .where(*_row(scope, blob_id), BlobRow.put_at < before)
+                .returning(BlobRow.sha256)
+            )
+            digests = gone.scalars().all()
+            await connection.execute(_orphaned_chunks(scope, blob_id))
+        return digests
+
+
+class SqlRenders:
+    """Rendered pages in a SQL database, keyed by :class:`~artifactr.files.blobs.RenderKey`.
+
+    Args:
+        engine: The database. It is not disposed of here.
+    """
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._sessions = Sessions(engine)
+
+    @finished
+    async def get(self, key: RenderKey) -> bytes | None:
+        """Return the cached PNG, or None."""
+        async with self._sessions(key.tenant_id) as session:
+            connection = await session.connection()
+            return await connection.scalar(select(RenderRow.png).where(*_render(key)))
+
+    @finished
+    async def put(self, key: RenderKey, png: bytes) -> None:
+        """Cache a PNG, replacing any under the same key."""
+        # Two renders of one page racing both insert; either PNG will do.
+        with contextlib.suppress(IntegrityError):
+            async with self._sessions(key.tenant_id) as session, session.begin():
+                connection = await session.connection()
+                await connection.execute(delete(RenderRow).where(*_render(key)))
+                await connection.execute(
+                    insert(RenderRow).values(
+                        tenant_id=key.tenant_id,
+                        workspace_id=key.workspace_id,
+                        artifact_id=key.artifact_id,
+                        sha256=key.sha256,
+                        page=key.page,
+                        scale=key.scale,
+                        build=key.build,
+                        png=png,
+                    )
+                )
+
+
+# ─── statements ───────────────────────────────────────────────────────────────
+
+
+async def _claim(connection: AsyncConnection, upload: _Upload, now: datetime | DatabaseNow) -> None:
+    """Create the upload's row, or move its put time on; fail if collect removed it."""
+    scope = upload.scope
+    if not upload.started:
+        upload.started = True
+        await connection.execute(
+            insert(BlobRow).values(
+                tenant_id=scope.tenant_id,
+                workspace_id=scope.workspace_id,
+                id=upload.id,
+                artifact_id=upload.artifact_id,
+                sha256=None,
+                size=0,
+                chunks=0,
+                media_type=upload.media_type,
+                put_at=now,
+            )
+        )
+        return
+    touched = await connection.execute(
+        update(BlobRow).where(*_row(scope, upload.id), BlobRow.sha256.is_(None)).values(put_at=now)
+    )
+    if touched.rowcount == 0:
+        raise InvalidState(
+            f"upload {upload.id} stalled for longer than the grace period and was collected"
+        )
+
+
+async def _insert_chunks(
+    connection: AsyncConnection, upload: _Upload, rows: Sequence[bytes]
+) -> None:
+    scope = upload.scope
+    await connection.execute(
+        insert(ChunkRow),
+        [
+            {
+                "tenant_id": scope.tenant_id,
+                "workspace_id": scope.workspace_id,
+                "blob_id": upload.id,
+                "seq": upload.written + offset,
+                "data": row,
+            }
+            for offset, row in enumerate(rows)
+        ],
+    )
+    upload.written += len(rows)
+
+
+async def _attach(
+    connection: AsyncConnection, upload: _Upload, blob: Blob, now: datetime | DatabaseNow
+) -> None:
+    """Name the upload with its digest, or keep the artifact's copy of the same bytes instead.
+
+    Either way the stored blob's put time is ``now``: the upload's row got it when this
+    transaction claimed it.
+    """
+    scope = upload.scope
+    stored = (
+        select(BlobRow.id).where(*_blob(scope, upload.artifact_id, blob.sha256)).with_for_update()
+    )
+    # Locked, so a concurrent collect waits and then sees the fresh put time. If another put of
+    # the same bytes names its upload first, naming ours fails on the unique digest, and the
+    # next look finds theirs (or, if collect took it meanwhile, nothing: name ours again).
+    owner = await connection.scalar(stored)
+    while owner is None:
+        owner = await _name(connection, upload, blob) or await connection.scalar(stored)
+    if owner != upload.id:
+        # The same bytes are stored already: keep them, fresh, and drop this upload.
+        await connection.execute(
+            update(BlobRow)
+            .where(*_row(scope, owner))
+            .values(put_at=now, media_type=blob.media_type)
+        )
+        await _drop(connection, scope, upload.id)
+
+
+async def _name(connection: AsyncConnection, upload: _Upload, blob: Blob) -> str | None:
+    """Give the upload its digest; return its id, or None if another upload has the digest."""
+    named = None
+    with contextlib.suppress(IntegrityError):
+        async with connection.begin_nested():
+            await connection.execute(
+                update(BlobRow)
+                .where(*_row(upload.scope, upload.id))
+                .values(sha256=blob.sha256, size=blob.size, chunks=upload.written)
+            )
+        named = upload.id
+    return named
+
+
+async def _drop(
+    connection: AsyncConnection, scope: Scope, blob_id: str, *also: ColumnElement[bool]
+) -> None:
+    """Delete a blob's row (if ``also`` holds), then its chunks if the row is gone."""
+    await connection.execute(delete(BlobRow).where(*_row(scope, blob_id), *also))
+    await connection.execute(_orphaned_chunks(scope, blob_id))
+
+
+def _scoped(scope: Scope) -> tuple[ColumnElement[bool], ...]:
+    return BlobRow.tenant_id == scope.tenant_id, BlobRow.workspace_id == scope.workspace_id
+
+
+def _row(scope: Scope, blob_id: str) -> tuple[ColumnElement[bool], ...]:
+    return (*_scoped(scope), BlobRow.id == blob_id)
+
+
+def _blob(scope: Scope, artifact_id: str, sha256: str) -> tuple[ColumnElement[bool], ...]:
+    return (*_scoped(scope), BlobRow.artifact_id == artifact_id, BlobRow.sha256 == sha256)
+
+
+def _chunks(scope: Scope, blob_id: str) -> tuple[ColumnElement[bool], ...]:
+    return (
+        ChunkRow.tenant_id == scope.tenant_id,
+        ChunkRow.workspace_id == scope.workspace_id,
+        ChunkRow.blob_id == blob_id,
+    )
+
+
+def _orphaned_chunks(scope: Scope, blob_id: str) -> Delete:
+    """Delete a blob's chunks once its row is gone; while a put keeps the row, they stay."""
+    return delete(ChunkRow).where(*_chunks(scope, blob_id), ~exists().where(*_row(scope, blob_id)))
+
+
+def _render(key: RenderKey) -> tuple[ColumnElement[bool], ...]:
+    return (
+        RenderRow.tenant_id == key.tenant_id,
+        RenderRow.workspace_id == key.workspace_id,
+        RenderRow.artifact_id == key.artifact_id,
+        RenderRow.sha256 == key.sha256,
+        RenderRow.page == key.page,
+        RenderRow.scale == key.scale,
+        RenderRow.build == key.build,
+    )

@@ -1,0 +1,177 @@
+"""Tables: the SQL state of artifactr.files, as SQLAlchemy declarative models (RFC-0003).
+
+Every table is named ``artifactr_files_*`` and its primary key starts with the tenant and the
+workspace, as artifactr's do, so the package shares a database (and an engine) with artifactr
+and the application without sharing their tables. The migrations in the package's own Alembic
+chain build exactly this schema, and record their version in :data:`VERSION_TABLE`.
+
+A blob's bytes are rows of at most :data:`~artifactr.files.blobs.CHUNK_SIZE` in
+``artifactr_files_chunks``, never one value, so neither side ever holds a whole file (and
+PostgreSQL's 1 GB cap on a ``bytea`` never applies). The chunks belong to an upload: a row of
+``artifactr_files_blobs`` whose digest is empty until the put has seen every byte.
+
+Timestamps are :class:`UtcDateTime`: SQLite stores them as text without a zone, so they are
+written in UTC and read back as timezone-aware UTC datetimes on every database.
+"""
+
+from datetime import UTC, datetime
+from typing import Any, override
+
+from sqlalchemy import (
+    JSON,
+    BigInteger,
+    DateTime,
+    Dialect,
+    Double,
+    LargeBinary,
+    MetaData,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+from sqlalchemy.types import TypeDecorator
+
+VERSION_TABLE = "artifactr_files_alembic_version"
+"""Where Alembic records this package's schema version, apart from artifactr's and the app's."""
+
+PREFIX = "artifactr_files_"
+"""What every table of this package is named with."""
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timezone-aware timestamp that is always UTC, on PostgreSQL and SQLite alike.
+
+    SQLite keeps datetimes as text and drops their zone, so a value is converted to UTC
+    before it is written, and a value read without a zone is UTC.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    @override
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        return None if value is None else value.astimezone(UTC)
+
+    @override
+    def process_result_value(self, value: Any, dialect: Dialect) -> datetime | None:
+        return None if value is None else _utc(value)
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+
+
+class Base(DeclarativeBase):
+    """The declarative base of this package's tables."""
+
+    metadata = MetaData(naming_convention={"pk": "pk_%(table_name)s"})
+
+
+metadata = Base.metadata
+"""The schema the migrations build."""
+
+
+class ScopedRow(Base):
+    """A row that belongs to one tenant's workspace."""
+
+    __abstract__ = True
+
+    # Negative sort orders put the scope first, so it leads every primary key, and a
+    # workspace's rows are one range of each table's index.
+    tenant_id: Mapped[str] = mapped_column(primary_key=True, sort_order=-3)
+    workspace_id: Mapped[str] = mapped_column(primary_key=True, sort_order=-2)
+
+
+class BlobRow(ScopedRow):
+    """An upload, and once its digest is known, a blob: bytes of one artifact, by SHA-256.
+
+    While a put streams, ``sha256`` is null and the row is invisible to reads; its ``put_at``
+    moves with every batch of chunks, so a stalled put is collected once it is older than
+    :meth:`~artifactr.files.sql.SqlBlobs.collect`'s ``before``.
+    """
+
+    __tablename__ = "artifactr_files_blobs"
+    __table_args__ = (
+        UniqueConstraint(
+            "tenant_id",
+            "workspace_id",
+            "artifact_id",
+            "sha256",
+            name="uq_artifactr_files_blobs_digest",
+        ),
+    )
+
+    id: Mapped[str] = mapped_column(primary_key=True, sort_order=-1)
+    """The upload's id, which its chunks name."""
+    artifact_id: Mapped[str]
+    sha256: Mapped[str | None]
+    """The bytes' digest: null until the put has seen them all."""
+    size: Mapped[int] = mapped_column(BigInteger)
+    chunks: Mapped[int]
+    """How many chunk rows hold the bytes."""
+    media_type: Mapped[str]
+    put_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    """When the bytes were last put, or an upload last wrote a chunk."""
+
+
+class ChunkRow(ScopedRow):
+    """Up to :data:`~artifactr.files.blobs.CHUNK_SIZE` bytes of an upload, in order."""
+
+    __tablename__ = "artifactr_files_chunks"
+
+    blob_id: Mapped[str] = mapped_column(primary_key=True, sort_order=-1)
+    seq: Mapped[int] = mapped_column(primary_key=True)
+    """The chunk's place, from 0."""
+    data: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class RenderRow(ScopedRow):
+    """A rendered page, cached under everything that made it, never the digest alone."""
+
+    __tablename__ = "artifactr_files_renders"
+
+    artifact_id: Mapped[str] = mapped_column(primary_key=True)
+    sha256: Mapped[str] = mapped_column(primary_key=True)
+    page: Mapped[int] = mapped_column(primary_key=True)
+    scale: Mapped[float] = mapped_column(Double, primary_key=True)
+    build: Mapped[str] = mapped_column(primary_key=True)
+    png: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class LeaseRow(ScopedRow):
+    """Who holds an artifact, and until when: one row per artifact."""
+
+    __tablename__ = "artifactr_files_leases"
+
+    artifact_id: Mapped[str] = mapped_column(primary_key=True)
+    holder: Mapped[str]
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
+
+
+class CheckoutRow(ScopedRow):
+    """A person's check-out of a native file."""
+
+    __tablename__ = "artifactr_files_checkouts"
+
+    id: Mapped[str] = mapped_column(primary_key=True)
+    artifact_id: Mapped[str]
+    base_version: Mapped[int]
+    base_sha256: Mapped[str]
+    actor: Mapped[Any] = mapped_column(JSON)
+    """The actor as JSON, one of artifactr's ``Actor`` union."""
+    expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    checked_in: Mapped[bool]
+    created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+
+
+TABLES = tuple(metadata.tables)
+"""Every table's name, in the order the migrations create them."""
+
+
+def owned(name: str | None, type_: str, parent_names: object) -> bool:
+    """Return whether Alembic should compare a schema object: only this package's tables.
+
+    For autogenerate's ``include_name``, so a revision never proposes dropping the tables of
+    artifactr or the application in the same database.
+    """
+    del parent_names
+    return type_ != "table" or (name or "").startswith(PREFIX)

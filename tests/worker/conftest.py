@@ -1,0 +1,147 @@
+"""Fixtures for the worker: the service on loopback, its app, its scratch space and its leftovers.
+
+Each worker runs for real: uvicorn in a background thread, on a free port of 127.0.0.1, in front
+of a real app process. The app is the quick stand-in (``quick.py``, the worker's mechanics, a
+fraction of a second a job) or the full one (``tests/wordcraft/standin.py``, real edits, seconds a
+job, since it imports the MCP SDK).
+
+Every test that starts a worker gets a scratch directory as the temporary directory of the
+worker and of its jobs (``tempfile.tempdir``), which must be empty when the test ends, and a file
+its apps write their pids to, none of which may still be alive.
+"""
+
+import logging
+import socket
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import uvicorn
+from worker.artifactr_files_worker import Settings, create_app
+
+from artifactr.files.wordcraft.worker import Worker
+from tests.wordcraft.conftest import STANDIN, alive, recorded, report_document, saved
+
+QUICK = Path(__file__).with_name("quick.py")
+"""The quick stand-in."""
+
+TOKEN = "test-token-0123456789abcdef0123456789abcdef"
+"""The bearer token every test worker is given."""
+
+
+@dataclass(frozen=True)
+class Served:
+    """A running worker: where it listens, and what it was told."""
+
+    url: str
+    settings: Settings
+
+    def app(self, **options: Any) -> Worker:
+        """Return the package's adapter for this worker."""
+        return Worker(self.url, **{"token": TOKEN, **options})
+
+
+MakeWorker = Callable[..., Served]
+
+
+@contextmanager
+def serving(settings: Settings) -> Iterator[str]:
+    """Run the worker on a free port of 127.0.0.1 in a thread; yield its URL."""
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(create_app(settings), lifespan="off", log_config=None, access_log=False)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
+    thread.start()
+    started = time.monotonic()
+    while not server.started:
+        assert thread.is_alive(), "the worker didn't start"
+        assert time.monotonic() - started < 10, "the worker took over 10 s to start"
+        time.sleep(0.01)
+    try:
+        yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    finally:
+        server.should_exit = True
+        thread.join(timeout=30)
+        listener.close()
+
+
+@pytest.fixture(scope="session")
+def pycache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where the stand-ins write their bytecode: never the virtual environment or the tree."""
+    return tmp_path_factory.mktemp("pycache")
+
+
+@pytest.fixture
+def pids(tmp_path: Path) -> Iterator[Path]:
+    """The file the test's apps write their pids to; none may outlive the test."""
+    path = tmp_path / "pids"
+    yield path
+    assert [pid for pid in recorded(path) if alive(pid)] == []
+
+
+@pytest.fixture
+def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The temporary directory of the worker and its jobs; empty when the test ends."""
+    path = tmp_path / "scratch"
+    path.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(path))
+    yield path
+    assert sorted(path.iterdir()) == []
+
+
+@pytest.fixture
+def make_worker(scratch: Path, pids: Path, pycache: Path) -> Iterator[MakeWorker]:
+    """Return a factory of running workers over the quick stand-in or the full one.
+
+    ``app`` is ``"quick"`` or ``"standin"``; ``mode`` the stand-in's misbehaviour
+    (``QUICK_MODE`` or ``STANDIN_MODE``); ``env`` more variables for the app; any other keyword
+    is a :class:`Settings` field.
+    """
+    with ExitStack() as stack:
+
+        def make(
+            app: str = "quick",
+            *,
+            mode: str = "",
+            env: dict[str, str] | None = None,
+            **overrides: Any,
+        ) -> Served:
+            program = QUICK if app == "quick" else STANDIN
+            app_env = {"PYTHONPYCACHEPREFIX": str(pycache), "STANDIN_PIDS": str(pids)}
+            if mode:
+                app_env["QUICK_MODE" if app == "quick" else "STANDIN_MODE"] = mode
+            settings = Settings(
+                token=TOKEN,
+                cli=(sys.executable, str(program)),
+                app_env=app_env | (env or {}),
+                **overrides,
+            )
+            return Served(stack.enter_context(serving(settings)), settings)
+
+        yield make
+
+
+@pytest.fixture
+def report() -> bytes:
+    """A short report (a title, two headings, two paragraphs), as .docx bytes."""
+    return saved(report_document())
+
+
+@pytest.fixture
+def job_log(caplog: pytest.LogCaptureFixture) -> Callable[[], list[logging.LogRecord]]:
+    """Return a reader of the jobs the worker logged so far, in the order they ended."""
+    caplog.set_level(logging.INFO, logger="artifactr_files_worker")
+
+    def read() -> list[logging.LogRecord]:
+        return [record for record in caplog.records if record.name == "artifactr_files_worker"]
+
+    return read

@@ -1,0 +1,67 @@
+"""The hostile corpus through a worker process: each file refused in time, memory bounded.
+
+The worker runs as a process of its own (``python -m worker.artifactr_files_worker``, as the image
+runs it), so its memory is its own: its peak resident memory is read from ``/proc`` after each
+file. After the corpus it still serves a sound document, and it leaves nothing in its temporary
+directory.
+"""
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from scripts.bench.hostile import peak, reset_peak, spawn
+from scripts.hostile_corpus import CORPUS, write
+
+from artifactr.files.errors import UnsafeFile
+from artifactr.files.fingerprint import fingerprint
+from tests.wordcraft.conftest import recorded
+from tests.worker.conftest import QUICK
+
+DEADLINE = 30.0
+"""The deadline each hostile file is sent with: the worker's default for an inspection."""
+
+REFUSED_WITHIN = 10.0
+"""Seconds each refusal may take here, on a loaded two-core machine: a third of the deadline."""
+
+PEAK_MEMORY = 256 * 1024 * 1024
+"""The most resident memory the worker may reach while refusing any one file."""
+
+
+async def test_every_hostile_file_is_refused_in_time_in_bounded_memory_and_the_worker_goes_on(
+    scratch: Path, pids: Path, pycache: Path, report: bytes
+) -> None:
+    env = {
+        "TMPDIR": str(scratch),
+        "STANDIN_PIDS": str(pids),
+        "PYTHONPYCACHEPREFIX": str(pycache),
+        "WORKER_PASS_ENV": "STANDIN_PIDS,PYTHONPYCACHEPREFIX",
+    }
+    with spawn([sys.executable, str(QUICK)], env) as worker:
+        app = worker.app()
+        for item in CORPUS:
+            data = item.make()
+            reset_peak(worker.pid)
+            started = time.monotonic()
+            with pytest.raises(UnsafeFile) as refused:
+                await app.inspect(data, deadline=DEADLINE)
+            took = time.monotonic() - started
+            assert (item.name, refused.value.reason) == (item.name, item.reason)
+            assert took < REFUSED_WITHIN, f"{item.name} took {took:.1f} s"
+            assert peak(worker.pid) < PEAK_MEMORY, f"{item.name}: {peak(worker.pid):,} bytes"
+        assert recorded(pids) == []
+        inspection = await app.inspect(report)
+        assert inspection.fingerprint == fingerprint(report)
+        assert len(recorded(pids)) == 1
+
+
+def test_the_corpus_is_written_to_a_folder_with_nothing_committed(tmp_path: Path) -> None:
+    written = write(tmp_path / "corpus")
+    assert [path.name for path in written] == [f"{item.name}.docx" for item in CORPUS]
+    sizes = {path.stem: path.stat().st_size for path in written}
+    assert sizes["empty"] == 0
+    assert sizes["huge-image"] < 1024
+    assert sizes["billion-laughs"] < 2048
+    assert max(sizes.values()) < 16 * 1024 * 1024
+    assert not list(Path(__file__).parent.glob("*.docx"))

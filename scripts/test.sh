@@ -14,4 +14,5 @@ fi
 run ruff format --check src tests scripts worker migrations
 run ruff check src tests scripts worker migrations
 run pyright
+run python scripts/check_pins.py
 run pytest -n 2 --dist worksteal --cov --cov-report=term-missing -p no:cacheprovider "$@"

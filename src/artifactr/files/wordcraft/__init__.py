@@ -37,6 +37,7 @@ from artifactr.files.wordcraft._session import (
     run_job,
 )
 from artifactr.files.wordcraft.subprocess import Subprocess, WordCraftSubprocess
+from artifactr.files.wordcraft.worker import WordCraftWorker, Worker
 
 __all__ = [
     "MAX_FILE",
@@ -49,5 +50,7 @@ __all__ = [
     "RenderJob",
     "Subprocess",
     "WordCraftSubprocess",
+    "WordCraftWorker",
+    "Worker",
     "run_job",
 ]

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from artifactr.core import InvalidState, NotFound
 from artifactr.workspace import Scope
-from sqlalchemy import event, func, select
+from sqlalchemy import delete, event, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files import FileTooLarge, InMemoryBlobs, InMemoryRenders, RenderKey
@@ -26,21 +26,12 @@ from artifactr.files.blobs import CHUNK_SIZE, Blobs, Renders
 from artifactr.files.sql import SqlBlobs, SqlRenders, migrate
 from artifactr.files.sql.blobs import READ_BATCH, TRANSACTION_ROWS
 from artifactr.files.sql.tables import BlobRow, ChunkRow
+from tests.clock import Clock
 from tests.databases import BACKENDS, sql_engine
 
 SCOPE = Scope(tenant_id="t1", workspace_id="w1")
 MiB = 1 << 20
 HOUR = timedelta(hours=1)
-
-
-class Clock:
-    """A clock the tests move by hand."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 30, 12, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @dataclass
@@ -450,6 +441,16 @@ async def test_without_a_clock_puts_are_stamped_with_the_current_time(unclocked:
     assert await unclocked.collect(SCOPE, set(), before=before - HOUR) == 0
     assert await unclocked.collect(SCOPE, set(), before=before + HOUR) == 1
     assert await unclocked.get(SCOPE, "a1", blob.sha256) is None
+
+
+async def test_a_blob_missing_chunk_rows_is_answered_as_missing(migrated: AsyncEngine) -> None:
+    blobs = SqlBlobs(migrated)
+    blob = await blobs.put(SCOPE, "a1", stream(noise(3 * MiB)), "text/plain")
+    async with migrated.begin() as connection:
+        await connection.execute(delete(ChunkRow).where(ChunkRow.seq == 1))
+    assert await blobs.get(SCOPE, "a1", blob.sha256) is None
+    with pytest.raises(NotFound):
+        await read_all(blobs, SCOPE, "a1", blob.sha256)
 
 
 async def test_without_a_clock_put_times_are_the_databases_in_utc(migrated: AsyncEngine) -> None:

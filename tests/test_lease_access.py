@@ -1,6 +1,6 @@
 """Leases through a workspace: access checks, hiding, and the refusal that names the holder."""
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 import pytest
 from artifactr import UserActor, Workspaces
@@ -19,16 +19,9 @@ from artifactr.files import (
     lease_artifact,
     release_artifact,
 )
+from tests.clock import Clock
 
 HOUR = timedelta(hours=1)
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 30, 12, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 async def workspace(*, refuse: set[str] | None = None, hide: set[str] | None = None) -> Workspace:

@@ -20,20 +20,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from artifactr.files import ArtifactLease, InMemoryLeases
 from artifactr.files.leases import Leases
 from artifactr.files.sql import SqlLeases, migrate
+from tests.clock import Clock
 from tests.databases import BACKENDS, another_engine, sql_engine
 
 SCOPE = Scope(tenant_id="t1", workspace_id="w1")
 TTL = timedelta(seconds=45)
-
-
-class Clock:
-    """A clock the tests move by hand."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 30, 12, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
 
 
 @dataclass

@@ -2,7 +2,6 @@
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from artifactr.files.fake import FakeApp
 from artifactr.files.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.leases import Leases
 from artifactr.files.native import NativeFiles
+from tests.clock import Clock
 from tests.databases import BACKENDS, sql_engine
 from tests.documents import build_docx
 
@@ -37,19 +37,6 @@ def sample_docx() -> bytes:
             "Payment is due in thirty days.",
         )
     )
-
-
-class Clock:
-    """A clock the tests move by hand."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 30, 12, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, delta: timedelta) -> None:
-        self.now += delta
 
 
 @dataclass

@@ -3,7 +3,6 @@
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx2
@@ -23,6 +22,7 @@ from artifactr.files.native import NativeFiles
 from artifactr.files.router import files_router
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
+from tests.clock import Clock
 from tests.documents import build_docx
 
 TENANT = "t1"
@@ -48,19 +48,6 @@ async def resolve_actor(connection: HTTPConnection) -> tuple[str, Actor]:
             thread_id="thr_1", run_id="run_1", on_behalf_of=UserActor(id=person)
         )
     raise Unauthorized("who?")
-
-
-class Clock:
-    """A clock the tests move by hand."""
-
-    def __init__(self) -> None:
-        self.now = datetime(2026, 11, 30, 12, tzinfo=UTC)
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, delta: timedelta) -> None:
-        self.now += delta
 
 
 @dataclass

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from artifactr.core import InvalidState, NotFound
 from artifactr.workspace import Scope
-from sqlalchemy import event, func, select
+from sqlalchemy import delete, event, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files import FileTooLarge, InMemoryBlobs, InMemoryRenders, RenderKey
@@ -441,6 +441,16 @@ async def test_without_a_clock_puts_are_stamped_with_the_current_time(unclocked:
     assert await unclocked.collect(SCOPE, set(), before=before - HOUR) == 0
     assert await unclocked.collect(SCOPE, set(), before=before + HOUR) == 1
     assert await unclocked.get(SCOPE, "a1", blob.sha256) is None
+
+
+async def test_a_blob_missing_chunk_rows_is_answered_as_missing(migrated: AsyncEngine) -> None:
+    blobs = SqlBlobs(migrated)
+    blob = await blobs.put(SCOPE, "a1", stream(noise(3 * MiB)), "text/plain")
+    async with migrated.begin() as connection:
+        await connection.execute(delete(ChunkRow).where(ChunkRow.seq == 1))
+    assert await blobs.get(SCOPE, "a1", blob.sha256) is None
+    with pytest.raises(NotFound):
+        await read_all(blobs, SCOPE, "a1", blob.sha256)
 
 
 async def test_without_a_clock_put_times_are_the_databases_in_utc(migrated: AsyncEngine) -> None:

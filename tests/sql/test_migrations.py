@@ -101,7 +101,7 @@ async def test_downgrade_reaches_base_and_leaves_artifactrs_tables(engine: Async
         assert await connection.run_sync(differences) == []
 
 
-async def test_an_application_role_is_granted_only_on_postgresql(tmp_path: Path) -> None:
+async def test_on_sqlite_migrating_with_an_application_role_grants_nothing(tmp_path: Path) -> None:
     engine = create_sqlite_engine(f"sqlite+aiosqlite:///{tmp_path / 'roles.db'}")
     try:
         await migrate(engine, application_role="app")

@@ -23,14 +23,12 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
+from artifactr.files.blobs import Clock
 from artifactr.files.sql.tables import UtcDateTime
-
-Clock = Callable[[], datetime]
-"""Returns the current time, timezone-aware."""
 
 
 class DatabaseNow(FunctionElement[datetime]):
-    """The database's current time, to the microsecond where it keeps them (SQL)."""
+    """The database's current time, as SQL: PostgreSQL's transaction time, SQLite's to the ms."""
 
     type = UtcDateTime()
     inherit_cache = True

@@ -2,10 +2,10 @@
 
 A put streams. A feeder task reads the caller's stream, hashes and counts it, and cuts it into
 rows of :data:`~artifactr.files.blobs.CHUNK_SIZE`, at most :data:`QUEUE_ROWS` ahead of the
-database; meanwhile the put writes the rows under a fresh upload id. A transaction writes only
-rows that are already there, up to :data:`TRANSACTION_ROWS`, and commits before the put waits
-for more: it is never held open across the caller's stream (SQLite has one connection and one
-writer), yet a fast stream is written in few commits, and hashing overlaps the writes.
+database; meanwhile the put writes the rows under a fresh upload id, so hashing overlaps the
+writes. A transaction writes rows as they come, up to :data:`TRANSACTION_ROWS`, and commits as
+soon as the next row is more than :data:`LINGER` away: it is never held open across a slow
+stream (SQLite has one connection and one writer), yet a fast one is written in few commits.
 
 Only at the end is the digest known: then the last transaction names the upload with it, or, if
 the same bytes are already stored for the artifact, refreshes that blob's put time and drops
@@ -30,18 +30,21 @@ from sqlalchemy import ColumnElement, Delete, and_, delete, exists, insert, sele
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from artifactr.files.blobs import CHUNK_SIZE, Hashing, RenderKey
+from artifactr.files.blobs import CHUNK_SIZE, Clock, Hashing, RenderKey
 from artifactr.files.manifests import Blob
-from artifactr.files.sql._sessions import Clock, DatabaseNow, Sessions, finished
+from artifactr.files.sql._sessions import DatabaseNow, Sessions, finished
 from artifactr.files.sql.tables import BlobRow, ChunkRow, RenderRow
 
-QUEUE_ROWS = 4
+QUEUE_ROWS = 8
 """How many chunk rows may wait between the caller's stream and the database."""
 
-TRANSACTION_ROWS = 32
-"""The most chunk rows one transaction writes, so that even a fast put lets others write."""
+TRANSACTION_ROWS = 64
+"""The most chunk rows one transaction writes, so that even a fast put soon lets others write."""
 
-READ_BATCH = 8
+LINGER = 0.02
+"""How long, in seconds, a transaction waits for the stream's next row before it commits."""
+
+READ_BATCH = 16
 """How many chunk rows a streaming read fetches per transaction."""
 
 type _Item = bytes | Blob | BaseException
@@ -94,6 +97,9 @@ class _Feed:
     async def _send(self, row: bytes) -> None:
         await self._room.acquire()
         self._push(row)
+        # Let the put hand the row to the database now, rather than after the next few rows
+        # are hashed: the database's work and this task's then overlap.
+        await asyncio.sleep(0)
 
     def _push(self, item: _Item) -> None:
         self._items.append(item)
@@ -110,8 +116,13 @@ class _Feed:
             await self._arrived.wait()
         return self._take()
 
-    def ready(self) -> _Item | None:
-        """Return the next item if it is already here, else None."""
+    async def soon(self, within: float) -> _Item | None:
+        """Return the next item if it arrives within ``within`` seconds, else None."""
+        if not self._items:
+            self._arrived.clear()
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(within):
+                    await self._arrived.wait()
         return self._take() if self._items else None
 
     def row(self) -> bytes | None:
@@ -169,10 +180,11 @@ class SqlBlobs:
 
     @finished
     async def _store(self, upload: _Upload, item: _Item, feed: _Feed) -> Blob | None:
-        """Write rows in one transaction, from ``item`` on, while they are already here.
+        """Write rows in one transaction, from ``item`` on, while they keep coming.
 
         Return the blob if its digest arrived and the transaction attached it, or None if the
-        put must wait for more rows (or has written :data:`TRANSACTION_ROWS`).
+        stream fell :data:`LINGER` behind (or :data:`TRANSACTION_ROWS` were written): the put
+        then waits for more outside any transaction.
         """
         now = self._sessions.stamp()
         async with self._sessions(upload.scope.tenant_id) as session, session.begin():
@@ -185,7 +197,7 @@ class SqlBlobs:
                     rows.append(row)
                 await _insert_chunks(connection, upload, rows)
                 written += len(rows)
-                after = feed.ready() if written < TRANSACTION_ROWS else None
+                after = await feed.soon(LINGER) if written < TRANSACTION_ROWS else None
                 if after is None:
                     return None
                 item = after
@@ -206,15 +218,18 @@ class SqlBlobs:
         """Return a blob's bytes whole, or None; see :meth:`artifactr.files.blobs.Blobs.get`."""
         async with self._sessions(scope.tenant_id) as session:
             connection = await session.connection()
-            blob_id = await connection.scalar(
-                select(BlobRow.id).where(*_blob(scope, artifact_id, sha256))
+            located = await connection.execute(
+                select(BlobRow.id, BlobRow.size).where(*_blob(scope, artifact_id, sha256))
             )
-            if blob_id is None:
+            blob = located.one_or_none()
+            if blob is None:
                 return None
             chunks = await connection.scalars(
-                select(ChunkRow.data).where(*_chunks(scope, blob_id)).order_by(ChunkRow.seq)
+                select(ChunkRow.data).where(*_chunks(scope, blob.id)).order_by(ChunkRow.seq)
             )
-            return b"".join(chunks)
+            data = b"".join(chunks)
+        # Fewer bytes than the blob's size mean a damaged store: answer missing.
+        return data if len(data) == blob.size else None
 
     async def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
         """Yield a blob's bytes in chunks of at most ``CHUNK_SIZE``, a few rows per query.
@@ -261,8 +276,11 @@ class SqlBlobs:
             rows = found.all()
         if not rows:
             return None
+        count = rows[0].chunks
         # An empty blob has no chunk rows: its one row carries NULL, never empty bytes.
-        return rows[0].chunks, deque(data for _, data in rows if data)
+        data = deque(chunk for _, chunk in rows if chunk)
+        # Rows missing under a blob's row mean a damaged store: answer missing, never loop.
+        return (count, data) if len(data) == min(count, start + READ_BATCH) - start else None
 
     async def collect(
         self, scope: Scope, referenced: Set[tuple[str, str]], *, before: datetime

@@ -17,8 +17,9 @@ from sqlalchemy import ColumnElement, delete, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from artifactr.files.blobs import Clock
 from artifactr.files.leases import ArtifactLease
-from artifactr.files.sql._sessions import Clock, Sessions, finished
+from artifactr.files.sql._sessions import Sessions, finished
 from artifactr.files.sql.tables import LeaseRow
 
 

@@ -43,7 +43,7 @@ LAYERS: dict[str, set[str]] = {
     "editor": CORE | {"starlette"},
     "serve": CORE
     | {"artifactr.sql", "artifactr.fastapi", "artifactr.agent", "pydantic_ai"}
-    | {"sqlalchemy", "fastapi", "uvicorn"},
+    | {"sqlalchemy", "fastapi", "uvicorn", "grantr"},
     "sql": SQL,
     "wordcraft": WORDCRAFT,
     "migrations": SQL,

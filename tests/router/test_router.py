@@ -3,32 +3,25 @@
 Uploads, downloads (ETag, 304, HEAD), pages, the lease, and check-out to check-in: a race for a
 check-out, a stale check-in kept as a proposal, a retried one that changes nothing; a hidden file
 answered byte for byte as a missing one; errors mapped to statuses as artifactr's router maps
-them, and never a 500 for bad input. A 1 GiB check-in streams through in flat memory, and the
-served job (``python -m artifactr.files.serve``) checks a file out and in over real HTTP.
+them, and never a 500 for bad input. A 1 GiB check-in streams through in flat memory. The
+served job is ``test_serve.py``'s.
 """
 
 import asyncio
 import hashlib
 import io
 import random
-import re
-import runpy
-import socket
-import sys
-import threading
-import time
 import tracemalloc
 import zipfile
-from collections.abc import AsyncIterator, Buffer, Callable, Sequence
+from collections.abc import AsyncIterator, Buffer, Sequence
 from datetime import timedelta
-from pathlib import Path
 from typing import Any
 
 import httpx2
 import pytest
 from artifactr.core import UserActor
 
-from artifactr.files import DOCX, WordDocument, serve
+from artifactr.files import DOCX, WordDocument
 from artifactr.files.app import About, AppCommand, CommandSpec, Edited, Inspection, Source
 from artifactr.files.errors import AppRefused, FailureKind
 from artifactr.files.fingerprint import ZipLimits, fingerprint
@@ -915,70 +908,3 @@ async def test_a_1_gib_check_in_is_refused_413_at_the_limit_in_flat_memory(
     assert response.json()["detail"]["limit"] == MAX_SIZE
     assert MAX_SIZE < big.sent < MAX_SIZE + 4 * MIB
     assert peak < FLAT, f"peak {peak / MIB:.1f} MiB"
-
-
-# ─── the served main job ──────────────────────────────────────────────────────
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def test_the_served_job_checks_a_file_out_and_in_over_http(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    port = free_port()
-    argv = ["serve", "--port", str(port), "--database", str(tmp_path / "out" / "serve.db")]
-    monkeypatch.setattr(sys, "argv", [*argv, "--limit-max-requests", "4"])
-    # Run as `python -m artifactr.files.serve` runs it, from a fresh module.
-    monkeypatch.delitem(sys.modules, "artifactr.files.serve", raising=False)
-    job = threading.Thread(
-        target=runpy.run_module, args=("artifactr.files.serve",), kwargs={"run_name": "__main__"}
-    )
-    job.start()
-    output = ""
-    while "/check-in" not in output:
-        assert job.is_alive(), output
-        time.sleep(0.05)
-        output += capsys.readouterr().out
-    found = re.search(r"seeded (\S+) at (\S+)", output)
-    assert found is not None
-    name, url = found.groups()
-    assert url.startswith(f"http://127.0.0.1:{port}/workspaces/w1/files/art_")
-    with httpx2.Client(headers={"x-user": "alice"}, timeout=10) as client:
-        checkout = retry_until_listening(lambda: client.post(f"{url}/checkouts"))
-        assert checkout.status_code == 200, checkout.text
-        base = client.get(checkout.json()["download_url"])
-        assert base.headers["content-disposition"].startswith(f'attachment; filename="{name}"')
-        checked_in = client.post(
-            f"{url}/checkouts/{checkout.json()['id']}/check-in",
-            content=EDITED,
-            headers=DOCX_BODY,
-        )
-        assert checked_in.json()["status"] == "applied"
-        assert client.get(f"{url}/lease", headers={"x-user": ""}).status_code == 401
-    job.join(timeout=30)
-    assert not job.is_alive()
-
-
-def retry_until_listening(send: Callable[[], httpx2.Response]) -> httpx2.Response:
-    """Send a request once the server listens: it prints its lines before it binds."""
-    for _ in range(200):
-        try:
-            return send()
-        except httpx2.ConnectError:
-            time.sleep(0.05)
-    return send()
-
-
-def test_the_served_job_seeds_the_corpus_document_when_it_is_there(tmp_path: Path) -> None:
-    (tmp_path / serve.DOCUMENT).write_bytes(EDITED)
-    assert serve.seed_document(tmp_path) == (serve.DOCUMENT, EDITED)
-
-
-def test_the_served_job_seeds_a_generated_document_without_the_corpus(tmp_path: Path) -> None:
-    name, data = serve.seed_document(tmp_path)
-    assert name == "contract.docx"
-    assert zipfile.ZipFile(io.BytesIO(data)).read("[Content_Types].xml")

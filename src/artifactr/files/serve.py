@@ -1,11 +1,19 @@
-"""Serve: the files router beside artifactr's, on the embedded default, to try by hand (RFC-0003).
+"""Serve: the files router beside artifactr's, access by grantr, to try by hand (RFC-0003).
 
 ``python -m artifactr.files.serve`` serves :func:`~artifactr.files.router.files_router` and
 artifactr's ``artifactr_router`` on 127.0.0.1 with uvicorn, over a SQLite file (``out/serve.db``,
-made afresh and migrated), with FakeApp as the app. The ``x-user`` header names the caller; there
-is no other authentication, so it listens on the loopback address only. It uploads one document
-as alice (the corpus's, or a small generated one) and prints the curl lines that check it out,
-download it and check it in::
+made afresh and migrated), with FakeApp as the app. Access is grantr's, wired as the guide's
+access section wires it: a :class:`~grantr.Grants` over grantr's in-memory storage, handed
+artifactr's ``ACTIONS``, whose ``hidden`` hook the ``Workspaces`` takes and whose ``authorize``
+hook the switch's :func:`~artifactr.files.integrations.integration_gate` wraps, the app on.
+
+The ``x-user`` header names the caller; there is no other authentication, so it listens on the
+loopback address only. Two people are seeded: rita, a ``viewer`` of the workspace, and eddie, an
+``editor``; olive owns the tenant and granted them their roles. Anyone else is no member, and
+grantr refuses them. Eddie uploads one document (the corpus's, or a small generated one), and
+the job prints the curl lines that try each answer: rita reads, sees the lease and views a page,
+but may not check out or check in; eddie checks out, is refused a second check-out while he
+holds it, and checks in::
 
     python -m artifactr.files.serve --port 8000
 """
@@ -18,16 +26,20 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import uvicorn
-from artifactr import Runner, Session, UserActor, Workspaces
-from artifactr.core import Actor, Applied
+from artifactr import AgentActor, Runner, Session, UserActor, Workspaces
+from artifactr.core import Actor, Applied, SystemActor
 from artifactr.fastapi import Unauthorized, artifactr_router
 from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
+from artifactr.workspace import ACTIONS
 from fastapi import FastAPI
 from fastapi.requests import HTTPConnection
+from grantr import Agent as GrantrAgent
+from grantr import Grants, InMemoryStorage, Resource, ServicePrincipal, Subject, User
 from pydantic_ai import Agent
 
 from artifactr.files.documents import build_docx
 from artifactr.files.fake import FakeApp
+from artifactr.files.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.manifests import DOCX, WordDocument
 from artifactr.files.native import NativeFiles
 from artifactr.files.router import files_router
@@ -45,6 +57,18 @@ TENANT = "demo"
 
 WORKSPACE = "w1"
 """The workspace it seeds."""
+
+READER = UserActor(id="rita", name="Rita")
+"""A ``viewer`` of the workspace: she downloads, views pages and sees the lease, and no more."""
+
+EDITOR = UserActor(id="eddie", name="Eddie")
+"""An ``editor`` of the workspace: he uploaded the document, and checks it out and in."""
+
+OWNER = "olive"
+"""The tenant's owner, who granted the two people their roles at start-up."""
+
+APPLICATION = ServicePrincipal(id="artifactr-files")
+"""The application's own principal: the runner and the collector act as it."""
 
 Say = Callable[[str], None]
 """Where the served address and the curl lines go."""
@@ -67,6 +91,33 @@ async def resolve_actor(connection: HTTPConnection) -> tuple[str, Actor]:
     return TENANT, UserActor(id=user, name=user.title())
 
 
+def subject_of(_tenant: str, _workspace: str | None, actor: Actor) -> Subject:
+    """Return the grantr subject an artifactr actor is checked as, in any tenant and workspace.
+
+    A person is themselves, and an agent's run acts with its person's rights; the system is the
+    application's own principal; an agent acting for no one holds nothing.
+    """
+    match actor:
+        case UserActor(id=user) | AgentActor(on_behalf_of=UserActor(id=user)):
+            return User(id=user)
+        case SystemActor():
+            return APPLICATION
+        case _:
+            return GrantrAgent()
+
+
+async def grant_people(grants: Grants) -> None:
+    """Make the tenant, owned by olive, with rita a viewer and eddie an editor of the workspace."""
+    await grants.bootstrap()
+    await grants.provision_tenant(TENANT, owner=OWNER)
+    owner = User(id=OWNER)
+    on = Resource(kind="workspace", workspace=WORKSPACE)
+    for person, role in ((READER, "viewer"), (EDITOR, "editor")):
+        user = User(id=person.id)
+        await grants.add_member(TENANT, user, by=owner)
+        await grants.grant(TENANT, role, on=on, to=user, by=owner)
+
+
 def seed_document(corpus: Path = CORPUS) -> tuple[str, bytes]:
     """Return the document to seed: the corpus's, or a small generated one without it."""
     path = corpus / DOCUMENT
@@ -87,10 +138,10 @@ def create_app(
     corpus: Path = CORPUS,
     say: Say = _say,
 ) -> FastAPI:
-    """Return the app: both routers over a SQLite file, seeded with one document on start-up.
+    """Return the app: both routers over a SQLite file, grantr deciding who may do what.
 
-    Its lifespan migrates the database, uploads the document as alice and says how to check it
-    out and in with curl; it disposes of the engine on shutdown.
+    Its lifespan migrates the database, grants the two people their roles, uploads the document
+    as eddie and says how to try each answer with curl; it disposes of the engine on shutdown.
 
     Args:
         database: The SQLite file; it is made if missing.
@@ -99,14 +150,24 @@ def create_app(
         say: Where the lines go: standard output if omitted.
     """
     engine = create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
+    switch = InMemoryIntegrations()
     files = NativeFiles(
         blobs=SqlBlobs(engine),
         app=FakeApp(),
         leases=SqlLeases(engine),
         checkouts=SqlCheckouts(engine),
         renders=SqlRenders(engine),
+        integrations=switch,
     )
-    workspaces = Workspaces(SqlStorage(engine), types=[WordDocument])
+    grants = Grants(InMemoryStorage(), catalogs=[ACTIONS], application=APPLICATION)
+    hooks = grants.hooks(subject_of)
+    storage = SqlStorage(engine)
+    workspaces = Workspaces(
+        storage,
+        types=[WordDocument],
+        authorize=integration_gate(switch, files.key_of, storage, authorize=hooks.authorize),
+        hidden=hooks.hidden,
+    )
     # The agent never runs unless a client posts to a thread; then it is pydantic-ai's test model.
     runner = Runner(Agent("test", deps_type=Session[None]), app=None)
 
@@ -114,7 +175,8 @@ def create_app(
     async def lifespan(_app: FastAPI) -> AsyncGenerator[None]:
         await migrate(engine)
         await migrate_files(engine)
-        ws = await workspaces.open(TENANT, WORKSPACE, actor=UserActor(id="alice", name="Alice"))
+        await grant_people(grants)
+        ws = await workspaces.open(TENANT, WORKSPACE, actor=EDITOR)
         name, data = seed_document(corpus)
         outcome = await files.upload(ws, name, _once(data), media_type=DOCX)
         assert isinstance(outcome, Applied), "a person's upload is applied"
@@ -131,18 +193,39 @@ def create_app(
     return app
 
 
+def _curl(user: str) -> str:
+    # -w prints each answer's status after its body, so every refusal shows its code.
+    return f"curl -s -w ' %{{http_code}}\\n' -H 'x-user: {user}'"
+
+
 def _instructions(say: Say, base_url: str, file: str, name: str) -> None:
     url = f"{base_url}/workspaces/{file}"
-    curl = "curl -s -H 'x-user: alice'"
+    rita, eddie, mallory = _curl(READER.id), _curl(EDITOR.id), _curl("mallory")
+    body = f"-H 'content-type: {DOCX}' --data-binary @'{name}'"
     read_id = "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"id\"])'"
     say(f"serving artifactr and the files router at {base_url} (x-user names you)")
-    say(f"seeded {name} at {url}")
-    say("check it out, download it, edit it, and check it in:")
-    say(f"  CO=$({curl} -X POST {url}/checkouts | {read_id})")
-    say(f"  {curl} -o '{name}' {url}/versions/1/content")
     say(
-        f"  {curl} -X POST -H 'content-type: {DOCX}' --data-binary @'{name}' "
-        f"{url}/checkouts/$CO/check-in"
+        f"access is grantr's, in memory: {READER.id} is a viewer of {WORKSPACE}, "
+        f"{EDITOR.id} an editor, anyone else no member"
+    )
+    say(f"seeded {name} at {url}, uploaded by {EDITOR.id}")
+    say(f"  W={url}")
+    say(f"{READER.id} downloads it, sees that no one holds it, and views its first page:")
+    say(f"  {rita} -o '{name}' $W/versions/1/content  # 200")
+    say(f"  {rita} $W/lease  # lease null, 200")
+    say(f"  {rita} -o page-1.png $W/versions/1/pages/1  # 200")
+    say(f"{READER.id} may not check it out, and someone who is no member may not even look:")
+    say(f"  {rita} -X POST $W/checkouts  # forbidden: edit_artifact is refused, 403")
+    say(f"  {mallory} $W/lease  # forbidden: open is refused, 403")
+    say(f"{EDITOR.id} checks it out; {READER.id} sees his lease; a second check-out is busy:")
+    say(f"  CO=$(curl -s -H 'x-user: {EDITOR.id}' -X POST $W/checkouts | {read_id})")
+    say(f"  {rita} $W/lease  # holder checkout:$CO:user:{EDITOR.id}, expires_at, 200")
+    say(f"  {eddie} -X POST $W/checkouts  # invalid_state: held by him until when, 409")
+    say(f"{READER.id} may not check his check-out in; {EDITOR.id} checks it in:")
+    say(f"  {rita} -X POST {body} $W/checkouts/$CO/check-in  # forbidden: someone else's, 403")
+    say(
+        f"  {eddie} -X POST {body} $W/checkouts/$CO/check-in"
+        "  # unchanged as downloaded, 200; applied, version 2, once edited"
     )
 
 

@@ -1,0 +1,157 @@
+"""The served job (``python -m artifactr.files.serve``): grantr's access, two people, real HTTP.
+
+The job runs as ``python -m`` runs it, on a free port, and each curl line it prints is tried
+with an HTTP client against it: rita, a viewer, downloads the file, sees the lease and views a
+page, and is refused check-out and check-in with the status and body the lines promise; someone
+who is no member is refused even a look; eddie, an editor, checks out, is refused a second
+check-out as busy, and checks in a new version.
+"""
+
+import io
+import re
+import runpy
+import socket
+import sys
+import threading
+import time
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import httpx2
+import pytest
+from artifactr import AgentActor, UserActor
+from artifactr.core import SystemActor
+from grantr import Agent, User
+
+from artifactr.files import serve
+from tests.documents import build_docx
+from tests.router.conftest import DOCX_BODY
+
+EDITED = build_docx(["An edited document."])
+PNG = b"\x89PNG\r\n\x1a\n"
+RITA = {"x-user": "rita"}
+EDDIE = {"x-user": "eddie"}
+MALLORY = {"x-user": "mallory"}
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def retry_until_listening(send: Callable[[], httpx2.Response]) -> httpx2.Response:
+    """Send a request once the server listens: it prints its lines before it binds."""
+    for _ in range(200):
+        try:
+            return send()
+        except httpx2.ConnectError:
+            time.sleep(0.05)
+    return send()
+
+
+def test_the_served_job_lets_a_reader_read_and_an_editor_check_out_and_in_over_http(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    port = free_port()
+    argv = ["serve", "--port", str(port), "--database", str(tmp_path / "out" / "serve.db")]
+    # It stops after the twelve requests below.
+    monkeypatch.setattr(sys, "argv", [*argv, "--limit-max-requests", "12"])
+    # Run as `python -m artifactr.files.serve` runs it, from a fresh module.
+    monkeypatch.delitem(sys.modules, "artifactr.files.serve", raising=False)
+    job = threading.Thread(
+        target=runpy.run_module, args=("artifactr.files.serve",), kwargs={"run_name": "__main__"}
+    )
+    job.start()
+    output = ""
+    while "/check-in" not in output or not output.endswith("\n"):
+        assert job.is_alive(), output
+        time.sleep(0.05)
+        output += capsys.readouterr().out
+    found = re.search(r"seeded (\S+) at (\S+), uploaded by eddie", output)
+    assert found is not None
+    name, url = found.groups()
+    assert url.startswith(f"http://127.0.0.1:{port}/workspaces/w1/files/art_")
+    # The lines promise what the requests below answer.
+    for promise in (
+        "'x-user: rita' -o 'contract.docx' $W/versions/1/content  # 200",
+        "'x-user: rita' $W/lease  # lease null, 200",
+        "'x-user: rita' -o page-1.png $W/versions/1/pages/1  # 200",
+        "'x-user: rita' -X POST $W/checkouts  # forbidden: edit_artifact is refused, 403",
+        "'x-user: mallory' $W/lease  # forbidden: open is refused, 403",
+        "'x-user: rita' $W/lease  # holder checkout:$CO:user:eddie, expires_at, 200",
+        "'x-user: eddie' -X POST $W/checkouts  # invalid_state: held by him until when, 409",
+        "$W/checkouts/$CO/check-in  # forbidden: someone else's, 403",
+    ):
+        assert promise.replace("contract.docx", name) in output, promise
+    with httpx2.Client(timeout=10) as client:
+        # rita, a viewer, reads.
+        download = retry_until_listening(
+            lambda: client.get(f"{url}/versions/1/content", headers=RITA)
+        )
+        assert download.status_code == 200, download.text
+        assert download.headers["content-disposition"].startswith(f'attachment; filename="{name}"')
+        assert zipfile.ZipFile(io.BytesIO(download.content)).read("[Content_Types].xml")
+        free = client.get(f"{url}/lease", headers=RITA)
+        assert (free.status_code, free.json()["lease"]) == (200, None)
+        page = client.get(f"{url}/versions/1/pages/1", headers=RITA)
+        assert page.status_code == 200
+        assert page.content.startswith(PNG)
+        # She may not check it out; someone who is no member may not even open the workspace.
+        refused = client.post(f"{url}/checkouts", headers=RITA)
+        assert_forbidden(refused, "artifactr:edit_artifact is refused in this workspace")
+        stranger = client.get(f"{url}/lease", headers=MALLORY)
+        assert_forbidden(stranger, "artifactr:open is refused in this workspace")
+        # eddie, an editor, checks it out; rita sees his lease; a second check-out is busy.
+        checkout = client.post(f"{url}/checkouts", headers=EDDIE)
+        assert checkout.status_code == 200, checkout.text
+        held = checkout.json()
+        assert held["holder"] == f"checkout:{held['id']}:user:eddie"
+        lease = client.get(f"{url}/lease", headers=RITA)
+        assert lease.status_code == 200
+        assert lease.json()["lease"]["holder"] == held["holder"]
+        busy = client.post(f"{url}/checkouts", headers=EDDIE)
+        assert busy.status_code == 409
+        assert busy.json()["detail"]["type"] == "invalid_state"
+        assert busy.json()["detail"]["lease"]["holder"] == held["holder"]
+        # rita may not check his check-out in; he checks in a new version, which she reads.
+        check_in = f"{url}/checkouts/{held['id']}/check-in"
+        foreign = client.post(check_in, content=EDITED, headers={**RITA, **DOCX_BODY})
+        assert_forbidden(foreign, f"check-out {held['id']} is someone else's")
+        checked_in = client.post(check_in, content=EDITED, headers={**EDDIE, **DOCX_BODY})
+        assert checked_in.status_code == 200, checked_in.text
+        assert (checked_in.json()["status"], checked_in.json()["version"]) == ("applied", 2)
+        assert client.get(f"{url}/versions/2/content", headers=RITA).content == EDITED
+        assert client.get(f"{url}/lease", headers={"x-user": ""}).status_code == 401
+    job.join(timeout=30)
+    assert not job.is_alive()
+
+
+def test_a_person_and_an_agent_acting_for_them_are_checked_as_the_person() -> None:
+    rita = UserActor(id="rita")
+    run = AgentActor(thread_id="thr_1", run_id="run_1", on_behalf_of=rita)
+    assert serve.subject_of("demo", "w1", rita) == User(id="rita")
+    assert serve.subject_of("demo", "w1", run) == User(id="rita")
+
+
+def test_the_system_is_the_application_and_an_agent_for_no_one_holds_nothing() -> None:
+    orphan = AgentActor(thread_id="thr_1", run_id="run_1")
+    assert serve.subject_of("demo", None, SystemActor()) == serve.APPLICATION
+    assert serve.subject_of("demo", "w1", orphan) == Agent()
+
+
+def test_the_served_job_seeds_the_corpus_document_when_it_is_there(tmp_path: Path) -> None:
+    (tmp_path / serve.DOCUMENT).write_bytes(EDITED)
+    assert serve.seed_document(tmp_path) == (serve.DOCUMENT, EDITED)
+
+
+def test_the_served_job_seeds_a_generated_document_without_the_corpus(tmp_path: Path) -> None:
+    name, data = serve.seed_document(tmp_path)
+    assert name == "contract.docx"
+    assert zipfile.ZipFile(io.BytesIO(data)).read("[Content_Types].xml")
+
+
+def assert_forbidden(response: httpx2.Response, message: str) -> None:
+    assert response.status_code == 403
+    assert response.json() == {"detail": {"type": "forbidden", "message": message}}

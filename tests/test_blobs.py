@@ -24,7 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from artifactr.files import FileTooLarge, InMemoryBlobs, InMemoryRenders, RenderKey
 from artifactr.files.blobs import CHUNK_SIZE, Blobs, Renders
 from artifactr.files.sql import SqlBlobs, SqlRenders, migrate
-from artifactr.files.sql.blobs import READ_BATCH, TRANSACTION_ROWS
+from artifactr.files.sql.blobs import LINGER, TRANSACTION_ROWS
 from artifactr.files.sql.tables import BlobRow, ChunkRow
 from tests.clock import Clock
 from tests.databases import BACKENDS, sql_engine
@@ -155,6 +155,42 @@ async def test_concurrent_puts_of_the_same_bytes_store_one_blob(store: Store) ->
     blobs = await asyncio.gather(*puts)
     assert len(set(blobs)) == 1
     assert await store.blobs.get(SCOPE, "a1", blobs[0].sha256) == data
+    assert await store.blobs.collect(SCOPE, set(), before=store.clock.now + HOUR) == 1
+
+
+async def test_put_many_stores_each_blob_as_put_would_in_order(store: Store) -> None:
+    big, text, empty = noise(2 * MiB + 7), "été".encode(), b""
+    items = [(big, "application/octet-stream"), (text, "text/plain"), (empty, "text/plain")]
+    blobs = await store.blobs.put_many(SCOPE, "a1", items)
+    assert blobs == [
+        await store.blobs.put(SCOPE, "a1", stream(data), media) for data, media in items
+    ]
+    assert [await store.blobs.get(SCOPE, "a1", blob.sha256) for blob in blobs] == [big, text, b""]
+    chunks = await read_all(store.blobs, SCOPE, "a1", blobs[0].sha256)
+    assert [len(chunk) for chunk in chunks] == [CHUNK_SIZE] * 2 + [7]
+    assert await read_all(store.blobs, SCOPE, "a1", blobs[2].sha256) == []
+
+
+async def test_put_many_of_stored_or_repeated_bytes_keeps_one_copy_and_refreshes_it(
+    store: Store,
+) -> None:
+    data = noise(MiB + 1)
+    first = await store.blobs.put(SCOPE, "a1", stream(data), "text/plain")
+    store.clock.now += 3 * HOUR
+    again = await store.blobs.put_many(SCOPE, "a1", [(data, "text/plain"), (data, "text/csv")])
+    assert [blob.sha256 for blob in again] == [first.sha256] * 2
+    assert await store.blobs.collect(SCOPE, set(), before=store.clock.now - HOUR) == 0
+    assert await store.blobs.get(SCOPE, "a1", first.sha256) == data
+    assert await store.blobs.collect(SCOPE, set(), before=store.clock.now + HOUR) == 1
+    assert await store.blobs.put_many(SCOPE, "a1", []) == []
+
+
+async def test_concurrent_put_manys_of_the_same_bytes_store_one_blob(store: Store) -> None:
+    data = noise(2 * MiB)
+    puts = [store.blobs.put_many(SCOPE, "a1", [(data, "text/plain")]) for _ in range(4)]
+    stored = await asyncio.gather(*puts)
+    assert len({blob for [blob] in stored}) == 1
+    assert await store.blobs.get(SCOPE, "a1", sha(data)) == data
     assert await store.blobs.collect(SCOPE, set(), before=store.clock.now + HOUR) == 1
 
 
@@ -354,18 +390,71 @@ async def test_a_fast_stream_is_written_in_few_transactions_of_bounded_size(
     migrated: AsyncEngine,
 ) -> None:
     blobs = SqlBlobs(migrated)
-    commits: list[object] = []
-
-    def committed(connection: object) -> None:
-        commits.append(connection)
-
-    event.listen(migrated.sync_engine, "commit", committed)
     data = noise((TRANSACTION_ROWS + 8) * MiB)
-    blob = await blobs.put(SCOPE, "a1", stream(data, MiB), "text/plain")
-    event.remove(migrated.sync_engine, "commit", committed)
+    with Commits(migrated) as commits:
+        blob = await blobs.put(SCOPE, "a1", stream(data, MiB), "text/plain")
     # The first transaction stops at the cap; the second writes the rest and names the blob.
-    assert len(commits) == 2
+    assert commits.count == 2
     assert await blobs.get(SCOPE, "a1", blob.sha256) == data
+
+
+class Commits:
+    """Counts the engine's commits while in use."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self.count = 0
+
+    def committed(self, connection: object) -> None:
+        del connection
+        self.count += 1
+
+    def __enter__(self) -> "Commits":
+        event.listen(self.engine.sync_engine, "commit", self.committed)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        event.remove(self.engine.sync_engine, "commit", self.committed)
+
+
+async def test_a_stream_that_ends_within_a_row_is_put_in_one_transaction(
+    migrated: AsyncEngine,
+) -> None:
+    blobs = SqlBlobs(migrated)
+    data = noise(MiB)
+    with Commits(migrated) as commits:
+        blob = await blobs.put(SCOPE, "a1", stream(data), "text/plain")
+        again = await blobs.put(SCOPE, "a1", stream(data), "text/plain")
+        empty = await blobs.put(SCOPE, "a1", stream(b""), "text/plain")
+    assert commits.count == 3
+    assert (blob, await blobs.get(SCOPE, "a1", blob.sha256)) == (again, data)
+    assert await blobs.get(SCOPE, "a1", empty.sha256) == b""
+    assert (await count(migrated, BlobRow), await count(migrated, ChunkRow)) == (2, 1)
+
+
+async def test_put_many_is_one_transaction_and_stores_new_bytes_once(
+    migrated: AsyncEngine,
+) -> None:
+    blobs = SqlBlobs(migrated)
+    data = noise(3 * MiB)
+    with Commits(migrated) as commits:
+        await blobs.put_many(SCOPE, "a1", [(data, "text/plain"), (b"x", "text/plain")])
+        await blobs.put_many(SCOPE, "a1", [(data, "text/plain"), (data, "text/plain")])
+    assert commits.count == 2
+    assert (await count(migrated, BlobRow), await count(migrated, ChunkRow)) == (2, 4)
+
+
+async def test_a_one_row_stream_slower_than_the_linger_is_still_stored(
+    migrated: AsyncEngine,
+) -> None:
+    async def slow() -> AsyncIterator[bytes]:
+        yield b"first"
+        await asyncio.sleep(LINGER * 3)
+        yield b" and last"
+
+    blobs = SqlBlobs(migrated)
+    blob = await blobs.put(SCOPE, "a1", slow(), "text/plain")
+    assert await blobs.get(SCOPE, "a1", blob.sha256) == b"first and last"
 
 
 async def test_a_put_that_fails_leaves_no_rows(migrated: AsyncEngine) -> None:
@@ -416,13 +505,34 @@ async def test_a_blob_collected_while_it_is_read_raises_not_found_instead_of_end
     migrated: AsyncEngine,
 ) -> None:
     blobs = SqlBlobs(migrated)
-    blob = await blobs.put(SCOPE, "a1", stream(noise((READ_BATCH + 1) * MiB)), "text/plain")
+    blob = await blobs.put(SCOPE, "a1", stream(noise(8 * MiB)), "text/plain")
     chunks = blobs.read(SCOPE, "a1", blob.sha256)
     await anext(chunks)
+    # The caller is slow, so the reader lets go of its transaction and collect goes ahead.
+    await asyncio.sleep(LINGER * 5)
     assert await blobs.collect(SCOPE, set(), before=datetime.now(UTC) + HOUR) == 1
     with pytest.raises(NotFound):
         async for _ in chunks:
             pass
+
+
+async def test_a_slow_reader_holds_no_transaction_and_a_reader_that_stops_frees_it(
+    migrated: AsyncEngine,
+) -> None:
+    blobs = SqlBlobs(migrated)
+    data = noise(6 * MiB)
+    blob = await blobs.put(SCOPE, "a1", stream(data), "text/plain")
+    chunks = blobs.read(SCOPE, "a1", blob.sha256)
+    first = await anext(chunks)
+    await asyncio.sleep(LINGER * 5)
+    # SQLite has one connection: a reader holding a transaction here would block these.
+    other = await asyncio.wait_for(blobs.put(SCOPE, "a2", stream(b"x"), "text/plain"), 5)
+    assert await asyncio.wait_for(blobs.get(SCOPE, "a2", other.sha256), 5) == b"x"
+    assert first + b"".join([chunk async for chunk in chunks]) == data
+    # A caller that stops early lets the reader go too.
+    async for _ in blobs.read(SCOPE, "a1", blob.sha256):
+        break
+    assert await asyncio.wait_for(blobs.get(SCOPE, "a2", other.sha256), 5) == b"x"
 
 
 @pytest.fixture(params=BACKENDS)

@@ -46,7 +46,7 @@ from artifactr.files.sql import migrate as migrate_files
 POSTGRES = os.environ.get(
     "ARTIFACTR_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 )
-EDITS = 40
+EDITS = 100
 MIB = 1024 * 1024
 ACTOR = UserActor(id="bench")
 
@@ -159,30 +159,24 @@ async def once(data: bytes) -> AsyncIterator[bytes]:
     yield data
 
 
-async def timed_edits(files: NativeFiles, ws: Workspace, artifact_id: str) -> list[float]:
-    """Return the seconds each of :data:`EDITS` edits through NativeFiles takes."""
-    took: list[float] = []
+async def timed_edit(files: NativeFiles, ws: Workspace, artifact_id: str, version: int) -> float:
+    """Return the seconds one edit through NativeFiles takes."""
     command = AppCommand(command="edit.replaceAll", params={"text": "one", "with": "two"})
-    for version in range(1, EDITS + 1):
-        started = time.perf_counter()
-        await files.edit(ws, artifact_id, base_version=version, commands=[command])
-        took.append(time.perf_counter() - started)
-    return took
+    started = time.perf_counter()
+    await files.edit(ws, artifact_id, base_version=version, commands=[command])
+    return time.perf_counter() - started
 
 
-async def timed_commits(ws: Workspace, artifact_id: str) -> list[float]:
-    """Return the seconds each bare commit of a same-sized revision patch takes."""
-    took: list[float] = []
-    for version in range(1, EDITS + 1):
-        head = await ws.get(WordDocument, artifact_id)
-        after = head.data.model_copy(
-            update={"fingerprint": uuid.uuid4().hex * 2, "outline": f"Heading {version}"}
-        )
-        patch: JsonPatch = revision_patch(head.data.content.sha256, after)
-        started = time.perf_counter()
-        await ws.commit(EditArtifact(artifact_id=artifact_id, base_version=version, patch=patch))
-        took.append(time.perf_counter() - started)
-    return took
+async def timed_commit(ws: Workspace, artifact_id: str, version: int) -> float:
+    """Return the seconds one bare commit of a same-sized revision patch takes."""
+    head = await ws.get(WordDocument, artifact_id)
+    after = head.data.model_copy(
+        update={"fingerprint": uuid.uuid4().hex * 2, "outline": f"Heading {version}"}
+    )
+    patch: JsonPatch = revision_patch(head.data.content.sha256, after)
+    started = time.perf_counter()
+    await ws.commit(EditArtifact(artifact_id=artifact_id, base_version=version, patch=patch))
+    return time.perf_counter() - started
 
 
 async def edit_ratio(kind: str, scratch: Path) -> None:
@@ -195,12 +189,17 @@ async def edit_ratio(kind: str, scratch: Path) -> None:
         bare = await files.upload(ws, "b.docx", once(docx("one")))
         assert edited.type == "applied"
         assert bare.type == "applied"
-        edits = statistics.median(await timed_edits(files, ws, edited.artifact_id))
-        commits = statistics.median(await timed_commits(ws, bare.artifact_id))
-        ratio = edits / commits
+        # Taken in turns, so a moment of load on the machine falls on both alike.
+        edits: list[float] = []
+        commits: list[float] = []
+        for version in range(1, EDITS + 1):
+            edits.append(await timed_edit(files, ws, edited.artifact_id, version))
+            commits.append(await timed_commit(ws, bare.artifact_id, version))
+        ratio = statistics.median(edits) / statistics.median(commits)
         verdict = "ok" if ratio <= 3 else "over the 3x target"
         print(
-            f"{kind:8} edit {edits * 1000:7.2f} ms  bare commit {commits * 1000:7.2f} ms  "
+            f"{kind:8} edit {statistics.median(edits) * 1000:7.2f} ms  "
+            f"bare commit {statistics.median(commits) * 1000:7.2f} ms  "
             f"ratio {ratio:4.2f}x ({verdict}; median of {EDITS})"
         )
 

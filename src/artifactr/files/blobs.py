@@ -8,7 +8,7 @@ protects a put that races a commit. This module holds the ports and the in-memor
 """
 
 import hashlib
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Set
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Sequence, Set
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Protocol
@@ -54,6 +54,17 @@ class Blobs(Protocol):
 
         Raises:
             FileTooLarge: If more than ``limit`` bytes arrive; nothing is stored.
+        """
+        ...
+
+    async def put_many(
+        self, scope: Scope, artifact_id: str, items: Sequence[tuple[bytes, str]]
+    ) -> list[Blob]:
+        """Store several blobs already in memory, as ``(bytes, media type)``, all in one go.
+
+        Return a :class:`Blob` for each, in order. Each is put as :meth:`put` puts it,
+        idempotently, but an adapter may store them together: the SQL one in one transaction,
+        which is what an edit's content, text, review and commands cost.
         """
         ...
 
@@ -126,10 +137,22 @@ class Hashing:
         Raises:
             FileTooLarge: If the total passes the limit.
         """
+        self.count(chunk)
+        self.digest(chunk)
+
+    def count(self, chunk: bytes) -> None:
+        """Count a chunk, which must then be passed to :meth:`digest`, in order.
+
+        Raises:
+            FileTooLarge: If the total passes the limit.
+        """
         self.size += len(chunk)
         if self._limit is not None and self.size > self._limit:
             raise FileTooLarge(self._limit)
-        self._sha.update(chunk)
+
+    def digest(self, data: bytes) -> None:
+        """Hash counted bytes, in the order they were counted, and in any thread."""
+        self._sha.update(data)
 
     @property
     def sha256(self) -> str:
@@ -167,6 +190,12 @@ class InMemoryBlobs:
         self._blobs[key] = (b"".join(parts), media_type, self._clock())
         return Blob(sha256=hashing.sha256, size=hashing.size, media_type=media_type)
 
+    async def put_many(
+        self, scope: Scope, artifact_id: str, items: Sequence[tuple[bytes, str]]
+    ) -> list[Blob]:
+        """Store blobs in memory; see :meth:`Blobs.put_many`."""
+        return [await self.put(scope, artifact_id, _once(data), media) for data, media in items]
+
     async def get(self, scope: Scope, artifact_id: str, sha256: str) -> bytes | None:
         """Return a blob's bytes; see :meth:`Blobs.get`."""
         found = self._blobs.get((scope.tenant_id, scope.workspace_id, artifact_id, sha256))
@@ -194,6 +223,10 @@ class InMemoryBlobs:
         for key in doomed:
             del self._blobs[key]
         return len(doomed)
+
+
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    yield data
 
 
 class InMemoryRenders:

@@ -113,6 +113,21 @@ async def lease_artifact(
         ArtifactBusy: If another holder has it.
     """
     await ws.artifact(artifact_id)
+    return await hold_artifact(ws, leases, artifact_id, holder=holder, ttl=ttl)
+
+
+async def hold_artifact(
+    ws: Workspace, leases: Leases, artifact_id: str, *, holder: str, ttl: timedelta
+) -> ArtifactLease:
+    """Take or renew the lease of an artifact the handle has just read; return it.
+
+    :func:`lease_artifact` for a caller whose read through ``ws`` proved the artifact there
+    and visible: it checks the edit right and acquires, without reading the artifact again.
+
+    Raises:
+        Forbidden: If the actor may not edit it.
+        ArtifactBusy: If another holder has it.
+    """
     await ws.check(Access(action=EDIT_ACTION, artifact_id=artifact_id))
     scope = scope_of(ws)
     lease = await leases.acquire(scope, artifact_id, holder, ttl)

@@ -67,7 +67,7 @@ from artifactr.files.leases import (
     ArtifactLease,
     Leases,
     artifact_lease,
-    lease_artifact,
+    hold_artifact,
     release_artifact,
     scope_of,
 )
@@ -188,10 +188,6 @@ async def spool(data: AsyncIterable[bytes], *, limit: int) -> Spooled:
 
 def _spool_file() -> IO[bytes]:
     return tempfile.SpooledTemporaryFile(max_size=SPOOL_SIZE)
-
-
-async def _once(data: bytes) -> AsyncIterator[bytes]:
-    yield data
 
 
 class NativeFiles:
@@ -437,7 +433,7 @@ class NativeFiles:
             printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
             artifact_id = new_artifact_id()
             inspection = await self._inspect(ws, artifact_id, incoming)
-            blobs = await self._put_all(ws, artifact_id, incoming, media, inspection, printed)
+            blobs, _ = await self._put_all(ws, artifact_id, incoming, media, inspection, printed)
         finally:
             incoming.close()
         manifest = artifact_type(
@@ -489,7 +485,8 @@ class NativeFiles:
         if base_version != version:
             raise VersionConflict(artifact_id, base=base_version, head=version)
         holder = f"edit:{uuid.uuid4()}"
-        await lease_artifact(ws, self.leases, artifact_id, holder=holder, ttl=self._edit_ttl)
+        # The manifest read proved the file there and visible: the lease needs no second look.
+        await hold_artifact(ws, self.leases, artifact_id, holder=holder, ttl=self._edit_ttl)
         try:
             return await self._edit(ws, artifact_id, version, manifest, batch, summary, thread_id)
         finally:
@@ -524,10 +521,14 @@ class NativeFiles:
             raise AppCrashed(f"the app saved a package that can't be read: {unsafe}") from unsafe
         if printed == manifest.fingerprint:
             return Unchanged(artifact_id=artifact_id, version=version)
-        scope = scope_of(ws)
-        commands = await self.blobs.put(scope, artifact_id, _once(_canonical(batch)), JSON)
-        blobs = await self._put_all(
-            ws, artifact_id, edited.content, manifest.content.media_type, edited.inspection, printed
+        blobs, [commands] = await self._put_all(
+            ws,
+            artifact_id,
+            edited.content,
+            manifest.content.media_type,
+            edited.inspection,
+            printed,
+            also=[(_canonical(batch), JSON)],
         )
         about = edited.inspection.about
         after = manifest.model_copy(
@@ -567,7 +568,7 @@ class NativeFiles:
         version, manifest = await self.manifest(ws, artifact_id)
         await self._require_enabled(ws)
         checkout_id = new_id("co")
-        lease = await lease_artifact(
+        lease = await hold_artifact(
             ws,
             self.leases,
             artifact_id,
@@ -597,7 +598,7 @@ class NativeFiles:
         """
         record = await self._open_checkout(ws, checkout_id)
         await self._require_enabled(ws)
-        lease = await lease_artifact(
+        lease = await hold_artifact(
             ws, self.leases, record.artifact_id, holder=record.holder, ttl=self._checkout_ttl
         )
         await self.checkouts.extend(scope_of(ws), checkout_id, lease.expires_at)
@@ -682,7 +683,7 @@ class NativeFiles:
         artifact_id = record.artifact_id
         inspection = await self._inspect(ws, artifact_id, source)
         media_type = head.content.media_type
-        blobs = await self._put_all(ws, artifact_id, source, media_type, inspection, printed)
+        blobs, _ = await self._put_all(ws, artifact_id, source, media_type, inspection, printed)
         about = inspection.about
         after = head.model_copy(
             update={
@@ -826,23 +827,39 @@ class NativeFiles:
         media_type: str,
         inspection: Inspection,
         printed: str,
-    ) -> dict[str, Any]:
-        """Put a file's content, text and review; return the manifest fields they fill.
+        *,
+        also: Sequence[tuple[bytes, str]] = (),
+    ) -> tuple[dict[str, Any], list[Blob]]:
+        """Put a file's content, text and review, and ``also``; return the manifest fields.
 
-        The fingerprint is always the package's own (``printed``), never an app's claim, so a
-        check-in and the head compare alike whichever app read them.
+        Content in memory goes with the rest in one :meth:`Blobs.put_many`; a spooled file
+        streams in a put of its own. The fingerprint is always the package's own
+        (``printed``), never an app's claim, so a check-in and the head compare alike
+        whichever app read them. The second value is ``also``'s blobs, in order.
         """
         scope = scope_of(ws)
-        review = _REVIEW.dump_json(list(inspection.review))
-        chunks = _once(content) if isinstance(content, bytes) else content.chunks()
-        return {
-            "content": await self.blobs.put(scope, artifact_id, chunks, media_type),
-            "text": await self.blobs.put(scope, artifact_id, _once(inspection.text.encode()), TEXT),
-            "review": await self.blobs.put(scope, artifact_id, _once(review), JSON),
+        derived = [
+            (inspection.text.encode(), TEXT),
+            (_REVIEW.dump_json(list(inspection.review)), JSON),
+            *also,
+        ]
+        if isinstance(content, bytes):
+            stored, *rest = await self.blobs.put_many(
+                scope, artifact_id, [(content, media_type), *derived]
+            )
+        else:
+            stored = await self.blobs.put(scope, artifact_id, content.chunks(), media_type)
+            rest = await self.blobs.put_many(scope, artifact_id, derived)
+        text, review, *more = rest
+        fields = {
+            "content": stored,
+            "text": text,
+            "review": review,
             "fingerprint": printed,
             "outline": inspection.outline[:MAX_OUTLINE],
             "pages": inspection.pages,
         }
+        return fields, more
 
     def _scoped(self, ws: Workspace, artifact_id: str) -> dict[str, str]:
         return {TENANT_ID: ws.tenant_id, WORKSPACE_ID: ws.workspace_id, ARTIFACT_ID: artifact_id}

@@ -1,24 +1,24 @@
-"""Sessions: tenant sessions on a shared engine, the database's clock, calls that finish (RFC-0003).
+"""Sessions: tenant connections on a shared engine, the database's clock, calls that finish.
 
-Every adapter opens its sessions as artifactr's :class:`~artifactr.sql.tenancy.TenantSession`
-with the scope's tenant, so PostgreSQL's row-level security holds when the application connects
-as a role that owns nothing. The time comes from the database unless a clock is injected, so
-processes whose clocks disagree still agree on a lease. And every database call runs to its end
-even if its caller is cancelled: a statement abandoned half-way can keep SQLite's write lock, or
-an engine's only connection.
+Every adapter's transaction sets the scope's tenant as it begins, as artifactr's
+:class:`~artifactr.sql.tenancy.TenantSession` does, so PostgreSQL's row-level security holds
+when the application connects as a role that owns nothing (RFC-0003). The time comes from the
+database unless a clock is injected, so processes whose clocks disagree still agree on a lease.
+And every database call runs to its end even if its caller is cancelled: a statement abandoned
+half-way can keep SQLite's write lock, or an engine's only connection.
 """
 
 import asyncio
 import contextlib
 import functools
-from collections.abc import Awaitable, Callable, Coroutine
-from datetime import UTC, datetime
+from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
+from datetime import UTC, datetime, timedelta
 from types import CoroutineType
 from typing import Any
 
-from artifactr.sql.tenancy import TENANT, TenantSession
-from sqlalchemy import select
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from artifactr.sql.tenancy import SETTING
+from sqlalchemy import Double, literal, select, text
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
@@ -48,8 +48,32 @@ def _now_on_sqlite(element: DatabaseNow, compiler: SQLCompiler, **kw: Any) -> st
     return "strftime('%Y-%m-%d %H:%M:%f000', 'now')"
 
 
+class DatabaseLater(FunctionElement[datetime]):
+    """The database's current time (as :class:`DatabaseNow`) plus some seconds, as SQL."""
+
+    type = UtcDateTime()
+    inherit_cache = True
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(literal(seconds, Double()))
+
+
+@compiles(DatabaseLater)
+def _later_anywhere(element: DatabaseLater, compiler: SQLCompiler, **kw: Any) -> str:
+    return f"CURRENT_TIMESTAMP + make_interval(secs => {compiler.process(element.clauses, **kw)})"
+
+
+@compiles(DatabaseLater, "sqlite")
+def _later_on_sqlite(element: DatabaseLater, compiler: SQLCompiler, **kw: Any) -> str:
+    seconds = compiler.process(element.clauses, **kw)
+    return f"strftime('%Y-%m-%d %H:%M:%f000', 'now', printf('%+f seconds', {seconds}))"
+
+
 class Sessions:
-    """Tenant sessions on an engine, and the time on the engine's (or an injected) clock.
+    """Tenant connections on an engine, and the time on the engine's (or an injected) clock.
+
+    A connection is SQLAlchemy Core's, not an ORM session: the adapters write rows by statement,
+    and a session's unit of work would only add its cost to every short transaction.
 
     Args:
         engine: The database. It is shared, never disposed of here.
@@ -57,24 +81,51 @@ class Sessions:
     """
 
     def __init__(self, engine: AsyncEngine, clock: Clock | None = None) -> None:
-        self._sessions = async_sessionmaker(
-            engine, expire_on_commit=False, sync_session_class=TenantSession
-        )
+        self._engine = engine
         self._clock = clock
 
-    def __call__(self, tenant_id: str) -> AsyncSession:
-        """Return a new session in a tenant."""
-        return self._sessions(info={TENANT: tenant_id})
+    @contextlib.asynccontextmanager
+    async def begin(self, tenant_id: str) -> AsyncGenerator[AsyncConnection]:
+        """Open a transaction in a tenant, committed if the block ends well, else rolled back."""
+        async with self._engine.begin() as connection:
+            await _enter(connection, tenant_id)
+            yield connection
+
+    @contextlib.asynccontextmanager
+    async def read(self, tenant_id: str) -> AsyncGenerator[AsyncConnection]:
+        """Open a connection to read in a tenant; its one transaction is rolled back at the end."""
+        async with self._engine.connect() as connection:
+            await _enter(connection, tenant_id)
+            yield connection
 
     def stamp(self) -> datetime | DatabaseNow:
         """Return the time to write: the clock's, or else the database's, as SQL."""
         return DatabaseNow() if self._clock is None else self._clock().astimezone(UTC)
 
-    async def now(self, session: AsyncSession) -> datetime:
-        """Return the current time in UTC, from the clock or else the session's database."""
+    def stamp_after(self, ttl: timedelta) -> datetime | DatabaseLater:
+        """Return the time ``ttl`` after :meth:`stamp`'s, the same way: a value, or SQL."""
+        if self._clock is None:
+            return DatabaseLater(ttl.total_seconds())
+        return self._clock().astimezone(UTC) + ttl
+
+    async def now(self, connection: AsyncConnection) -> datetime:
+        """Return the current time in UTC, from the clock or else the connection's database."""
         if self._clock is not None:
             return self._clock().astimezone(UTC)
-        return (await session.execute(select(DatabaseNow()))).scalar_one()
+        return (await connection.execute(select(DatabaseNow()))).scalar_one()
+
+
+async def _enter(connection: AsyncConnection, tenant_id: str) -> None:
+    """Tell PostgreSQL the transaction's tenant, as artifactr's tenant sessions do.
+
+    The setting lasts for the transaction only, so a pooled connection never carries a tenant
+    into its next one. SQLite has no row-level security: there is nothing to set.
+    """
+    if connection.dialect.name == "postgresql":
+        await connection.execute(_SET_TENANT, {"setting": SETTING, "tenant": tenant_id})
+
+
+_SET_TENANT = text("SELECT set_config(:setting, :tenant, true)")
 
 
 async def to_the_end[T](call: Awaitable[T]) -> T:

@@ -12,8 +12,9 @@ the same bytes are already stored for the artifact, refreshes that blob's put ti
 the upload. A put that dies half-way leaves an upload without a digest, which no read sees and
 :meth:`SqlBlobs.collect` removes once it is old enough.
 
-Reads stream too, :data:`READ_BATCH` rows per short transaction, and get every chunk of a blob
-or raise: a blob collected while it is read is never silently cut short.
+Reads stream too, from one query while the caller keeps up (and again from where they stopped
+when it falls :data:`LINGER` behind), and get every chunk of a blob or raise: a blob collected
+while it is read is never silently cut short.
 """
 
 import asyncio
@@ -26,29 +27,40 @@ from datetime import datetime
 
 from artifactr.core import InvalidState, NotFound
 from artifactr.workspace import Scope
-from sqlalchemy import ColumnElement, Delete, and_, delete, exists, insert, select, update
+from sqlalchemy import ColumnElement, Delete, Select, and_, delete, exists, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as postgres_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from artifactr.files.blobs import CHUNK_SIZE, Clock, Hashing, RenderKey
 from artifactr.files.manifests import Blob
-from artifactr.files.sql._sessions import DatabaseNow, Sessions, finished
+from artifactr.files.sql._sessions import DatabaseNow, Sessions, finished, to_the_end
 from artifactr.files.sql.tables import BlobRow, ChunkRow, RenderRow
 
-QUEUE_ROWS = 8
+QUEUE_ROWS = 4
 """How many chunk rows may wait between the caller's stream and the database."""
 
 TRANSACTION_ROWS = 64
 """The most chunk rows one transaction writes, so that even a fast put soon lets others write."""
 
 LINGER = 0.02
-"""How long, in seconds, a transaction waits for the stream's next row before it commits."""
+"""How long, in seconds, a transaction waits for the stream's next row before it commits, or a
+read's for the caller to take one before it ends."""
 
-READ_BATCH = 16
-"""How many chunk rows a streaming read fetches per transaction."""
+READ_PAGE = 2
+"""How many chunk rows a read fetches per query: what it holds besides the one it hands on."""
 
 type _Item = bytes | Blob | BaseException
 """What the feeder hands the put: chunk rows, then the blob, or whatever stopped the stream."""
+
+
+type _Rows = asyncio.Queue[bytes | BaseException | None]
+"""Where a read's reader task hands rows to the caller: bytes, then None or an error."""
+
+type _Read = tuple[int, int | None, list[bytes]]
+"""Where a transaction of a read stopped: the next row, the chunk count (None: no blob), and the
+rows the caller was late for."""
 
 
 @dataclass
@@ -72,34 +84,36 @@ class _Feed:
         self._room = asyncio.Semaphore(QUEUE_ROWS)
 
     async def fill(self, data: AsyncIterable[bytes], hashing: Hashing, media_type: str) -> None:
-        """Read, hash and cut the stream into rows; end with its blob or what stopped it."""
+        """Read, count and cut the stream into rows; end with its blob or what stopped it.
+
+        Each row is hashed in a worker thread before it is sent, so the event loop goes on
+        handing rows to the database meanwhile (hashing releases the GIL).
+        """
         try:
             # Pieces wait as views until a row's worth is here; joining them is the one copy.
             parts: list[memoryview] = []
             held = 0
             async for piece in data:
-                hashing.update(piece)
+                hashing.count(piece)
                 view = memoryview(piece)
                 while held + len(view) >= CHUNK_SIZE:
                     cut = CHUNK_SIZE - held
-                    await self._send(b"".join([*parts, view[:cut]]))
+                    await self._send(b"".join([*parts, view[:cut]]), hashing)
                     parts, held, view = [], 0, view[cut:]
                 parts.append(view)
                 held += len(view)
             if held:
-                await self._send(b"".join(parts))
+                await self._send(b"".join(parts), hashing)
             self._push(Blob(sha256=hashing.sha256, size=hashing.size, media_type=media_type))
         except BaseException as error:
             # Even a cancellation ends the feed, which never blocks doing so: the put raises
             # the error, or, if it cancelled this task itself, has stopped reading.
             self._push(error)
 
-    async def _send(self, row: bytes) -> None:
+    async def _send(self, row: bytes, hashing: Hashing) -> None:
+        await asyncio.to_thread(hashing.digest, row)
         await self._room.acquire()
         self._push(row)
-        # Let the put hand the row to the database now, rather than after the next few rows
-        # are hashed: the database's work and this task's then overlap.
-        await asyncio.sleep(0)
 
     def _push(self, item: _Item) -> None:
         self._items.append(item)
@@ -109,21 +123,43 @@ class _Feed:
         self._room.release()
         return self._items.popleft()
 
+    async def _until(self, count: int, within: float | None) -> None:
+        """Wait until ``count`` items are here, or ``within`` seconds pass (None: no limit)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(within):
+                while len(self._items) < count:
+                    self._arrived.clear()
+                    await self._arrived.wait()
+
     async def next(self) -> _Item:
         """Return the next item, waiting for it."""
-        while not self._items:
-            self._arrived.clear()
-            await self._arrived.wait()
+        await self._until(1, None)
         return self._take()
 
     async def soon(self, within: float) -> _Item | None:
         """Return the next item if it arrives within ``within`` seconds, else None."""
-        if not self._items:
-            self._arrived.clear()
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(within):
-                    await self._arrived.wait()
+        await self._until(1, within)
         return self._take() if self._items else None
+
+    async def whole(self) -> tuple[list[bytes], Blob] | None:
+        """Take the whole stream if it ends within its first row, with no :data:`LINGER` gap.
+
+        Return its rows (none or one) and its blob; or None, taking nothing, if the stream is
+        longer, slower, or failed.
+        """
+        await self._until(1, None)
+        first = self._items[0]
+        if isinstance(first, bytes):
+            await self._until(2, LINGER)
+            if len(self._items) < 2 or not isinstance(last := self._items[1], Blob):
+                return None
+            self._take()
+            self._take()
+            return [first], last
+        if isinstance(first, Blob):
+            self._take()
+            return [], first
+        return None
 
     def row(self) -> bytes | None:
         """Return the next item if it is a row that is already here, else None."""
@@ -166,6 +202,11 @@ class SqlBlobs:
         feeding = asyncio.ensure_future(feed.fill(data, Hashing(limit), media_type))
         upload = _Upload(scope, artifact_id, media_type, uuid.uuid4().hex)
         try:
+            whole = await feed.whole()
+            if whole is not None:
+                rows, blob = whole
+                [stored] = await self._put_whole(scope, artifact_id, [(rows, blob)])
+                return stored
             blob = None
             while blob is None:
                 blob = await self._store(upload, await feed.next(), feed)
@@ -178,6 +219,24 @@ class SqlBlobs:
             raise
         return blob
 
+    async def put_many(
+        self, scope: Scope, artifact_id: str, items: Sequence[tuple[bytes, str]]
+    ) -> list[Blob]:
+        """Store blobs in memory in one transaction; see :meth:`~.blobs.Blobs.put_many`."""
+        whole = [(_rows(data), _blob_of(data, media_type)) for data, media_type in items]
+        return await self._put_whole(scope, artifact_id, whole)
+
+    @finished
+    async def _put_whole(
+        self, scope: Scope, artifact_id: str, whole: Sequence[tuple[Sequence[bytes], Blob]]
+    ) -> list[Blob]:
+        """Store blobs whose every row and digest are known, in one transaction."""
+        now = self._sessions.stamp()
+        if whole:
+            async with self._sessions.begin(scope.tenant_id) as connection:
+                await _upsert(connection, scope, artifact_id, whole, now)
+        return [blob for _, blob in whole]
+
     @finished
     async def _store(self, upload: _Upload, item: _Item, feed: _Feed) -> Blob | None:
         """Write rows in one transaction, from ``item`` on, while they keep coming.
@@ -187,8 +246,7 @@ class SqlBlobs:
         then waits for more outside any transaction.
         """
         now = self._sessions.stamp()
-        async with self._sessions(upload.scope.tenant_id) as session, session.begin():
-            connection = await session.connection()
+        async with self._sessions.begin(upload.scope.tenant_id) as connection:
             await _claim(connection, upload, now)
             written = 0
             while isinstance(item, bytes):
@@ -209,78 +267,99 @@ class SqlBlobs:
     @finished
     async def _discard(self, upload: _Upload) -> None:
         scope = upload.scope
-        async with self._sessions(scope.tenant_id) as session, session.begin():
-            connection = await session.connection()
+        async with self._sessions.begin(scope.tenant_id) as connection:
             await _drop(connection, scope, upload.id, BlobRow.sha256.is_(None))
 
     @finished
     async def get(self, scope: Scope, artifact_id: str, sha256: str) -> bytes | None:
         """Return a blob's bytes whole, or None; see :meth:`artifactr.files.blobs.Blobs.get`."""
-        async with self._sessions(scope.tenant_id) as session:
-            connection = await session.connection()
-            located = await connection.execute(
-                select(BlobRow.id, BlobRow.size).where(*_blob(scope, artifact_id, sha256))
-            )
-            blob = located.one_or_none()
-            if blob is None:
-                return None
-            chunks = await connection.scalars(
-                select(ChunkRow.data).where(*_chunks(scope, blob.id)).order_by(ChunkRow.seq)
-            )
-            data = b"".join(chunks)
-        # Fewer bytes than the blob's size mean a damaged store: answer missing.
-        return data if len(data) == blob.size else None
-
-    async def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
-        """Yield a blob's bytes in chunks of at most ``CHUNK_SIZE``, a few rows per query.
-
-        No transaction stays open while the caller holds a chunk.
-
-        Raises:
-            NotFound: On the first iteration, if there is no such blob; later, if the blob
-                was collected while it was read.
-        """
-        start, count = 0, 1
-        while start < count:
-            found = await self._batch(scope, artifact_id, sha256, start)
-            if found is None:
-                raise NotFound("blob", sha256)
-            count, rows = found
-            start += len(rows)
-            # Each row is let go once yielded, so at most one batch is held at a time.
-            found = None
-            while rows:
-                yield rows.popleft()
-
-    @finished
-    async def _batch(
-        self, scope: Scope, artifact_id: str, sha256: str, start: int
-    ) -> tuple[int, deque[bytes]] | None:
-        """Return the blob's chunk count and its rows from ``start``, or None if it is gone."""
-        chunks = and_(
-            ChunkRow.tenant_id == BlobRow.tenant_id,
-            ChunkRow.workspace_id == BlobRow.workspace_id,
-            ChunkRow.blob_id == BlobRow.id,
-            ChunkRow.seq >= start,
-            ChunkRow.seq < start + READ_BATCH,
-        )
-        async with self._sessions(scope.tenant_id) as session:
-            connection = await session.connection()
+        async with self._sessions.read(scope.tenant_id) as connection:
             found = await connection.execute(
-                select(BlobRow.chunks, ChunkRow.data)
+                select(BlobRow.size, ChunkRow.data)
                 .select_from(BlobRow)
-                .outerjoin(ChunkRow, chunks)
+                .outerjoin(ChunkRow, _owned_chunks())
                 .where(*_blob(scope, artifact_id, sha256))
                 .order_by(ChunkRow.seq)
             )
             rows = found.all()
         if not rows:
             return None
-        count = rows[0].chunks
-        # An empty blob has no chunk rows: its one row carries NULL, never empty bytes.
-        data = deque(chunk for _, chunk in rows if chunk)
-        # Rows missing under a blob's row mean a damaged store: answer missing, never loop.
-        return (count, data) if len(data) == min(count, start + READ_BATCH) - start else None
+        # An empty blob's one row carries NULL; fewer bytes than its size mean a damaged store:
+        # answer missing.
+        data = b"".join(chunk for _, chunk in rows if chunk)
+        return data if len(data) == rows[0].size else None
+
+    async def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
+        """Yield a blob's bytes in chunks of at most ``CHUNK_SIZE``, in bounded memory.
+
+        A reader task fetches the rows in one transaction, at most one row ahead of the caller
+        (on SQLite from one query's cursor; on PostgreSQL :data:`READ_PAGE` rows per query).
+        If the caller falls :data:`LINGER` behind, the reader ends its transaction, and once
+        the caller takes the row, begins again from the next one: no transaction stays open
+        while a slow caller holds a chunk.
+
+        Raises:
+            NotFound: On the first iteration, if there is no such blob; later, if the blob
+                was collected while it was read.
+        """
+        rows: _Rows = asyncio.Queue(maxsize=1)
+        reading = asyncio.ensure_future(self._read_into(rows, scope, artifact_id, sha256))
+        try:
+            while (row := await rows.get()) is not None:
+                if isinstance(row, BaseException):
+                    raise row
+                yield row
+        finally:
+            # Whether the blob ended or the caller stopped early, the reader is done with.
+            reading.cancel()
+            await asyncio.wait([reading])
+
+    async def _read_into(
+        self,
+        rows: _Rows,
+        scope: Scope,
+        artifact_id: str,
+        sha256: str,
+    ) -> None:
+        """Hand the blob's rows to ``rows``, then None; or the error that stopped them."""
+        try:
+            start, count = 0, 1
+            while start < count:
+                start, count = await self._stream(rows, scope, artifact_id, sha256, start)
+        except Exception as error:
+            await rows.put(error)
+            return
+        await rows.put(None)
+
+    async def _stream(
+        self,
+        rows: _Rows,
+        scope: Scope,
+        artifact_id: str,
+        sha256: str,
+        start: int,
+    ) -> tuple[int, int]:
+        """Hand rows from ``start`` on in one transaction, until they end or the caller lags.
+
+        Returns:
+            The next row to read and the blob's chunk count.
+
+        Raises:
+            NotFound: If the blob is gone, or a row is missing (a damaged store).
+        """
+        key = (artifact_id, sha256)
+        async with self._sessions.read(scope.tenant_id) as connection:
+            if connection.dialect.name == "sqlite":
+                start, count, late = await _cursor(connection, rows, scope, key, start)
+            else:
+                start, count, late = await _pages(connection, rows, scope, key, start)
+        if count is None or (not late and start < count):
+            # No blob, or a gap in its rows: a damaged store, or a blob collected meanwhile.
+            raise NotFound("blob", sha256)
+        # The caller is slow: wait for it outside any transaction.
+        for chunk in late:
+            await rows.put(chunk)
+        return start, count
 
     async def collect(
         self, scope: Scope, referenced: Set[tuple[str, str]], *, before: datetime
@@ -311,8 +390,7 @@ class SqlBlobs:
     async def _candidates(
         self, scope: Scope, before: datetime
     ) -> Sequence[tuple[str, str, str | None]]:
-        async with self._sessions(scope.tenant_id) as session:
-            connection = await session.connection()
+        async with self._sessions.read(scope.tenant_id) as connection:
             found = await connection.execute(
                 select(BlobRow.id, BlobRow.artifact_id, BlobRow.sha256).where(
                     *_scoped(scope), BlobRow.put_at < before
@@ -322,8 +400,7 @@ class SqlBlobs:
 
     @finished
     async def _remove(self, scope: Scope, blob_id: str, before: datetime) -> Sequence[str | None]:
-        async with self._sessions(scope.tenant_id) as session, session.begin():
-            connection = await session.connection()
+        async with self._sessions.begin(scope.tenant_id) as connection:
             gone = await connection.execute(
                 delete(BlobRow)
                 .where(*_row(scope, blob_id), BlobRow.put_at < before)
@@ -347,8 +424,7 @@ class SqlRenders:
     @finished
     async def get(self, key: RenderKey) -> bytes | None:
         """Return the cached PNG, or None."""
-        async with self._sessions(key.tenant_id) as session:
-            connection = await session.connection()
+        async with self._sessions.read(key.tenant_id) as connection:
             return await connection.scalar(select(RenderRow.png).where(*_render(key)))
 
     @finished
@@ -356,8 +432,7 @@ class SqlRenders:
         """Cache a PNG, replacing any under the same key."""
         # Two renders of one page racing both insert; either PNG will do.
         with contextlib.suppress(IntegrityError):
-            async with self._sessions(key.tenant_id) as session, session.begin():
-                connection = await session.connection()
+            async with self._sessions.begin(key.tenant_id) as connection:
                 await connection.execute(delete(RenderRow).where(*_render(key)))
                 await connection.execute(
                     insert(RenderRow).values(
@@ -402,6 +477,76 @@ async def _claim(connection: AsyncConnection, upload: _Upload, now: datetime | D
         raise InvalidState(
             f"upload {upload.id} stalled for longer than the grace period and was collected"
         )
+
+
+async def _upsert(
+    connection: AsyncConnection,
+    scope: Scope,
+    artifact_id: str,
+    whole: Sequence[tuple[Sequence[bytes], Blob]],
+    now: datetime | DatabaseNow,
+) -> None:
+    """Store blobs whose rows and digests are known, or refresh the artifact's copies of them.
+
+    One statement names every new blob, or, where the same bytes are stored already, moves
+    their put time on (locking the row, so a concurrent collect waits and then sees it fresh);
+    one more writes the chunks of those that are new.
+    """
+    # A statement may touch a row once: one blob per digest, the last media type named.
+    latest = {blob.sha256: (rows, blob) for rows, blob in whole}
+    ids = {sha256: uuid.uuid4().hex for sha256 in latest}
+    dialect = connection.dialect.name
+    new = (postgres_insert if dialect == "postgresql" else sqlite_insert)(BlobRow).values(
+        [
+            {
+                "tenant_id": scope.tenant_id,
+                "workspace_id": scope.workspace_id,
+                "id": ids[sha256],
+                "artifact_id": artifact_id,
+                "sha256": sha256,
+                "size": blob.size,
+                "chunks": len(rows),
+                "media_type": blob.media_type,
+                "put_at": now,
+            }
+            for sha256, (rows, blob) in latest.items()
+        ]
+    )
+    named = new.on_conflict_do_update(
+        index_elements=[
+            BlobRow.tenant_id,
+            BlobRow.workspace_id,
+            BlobRow.artifact_id,
+            BlobRow.sha256,
+        ],
+        set_={"put_at": new.excluded.put_at, "media_type": new.excluded.media_type},
+    ).returning(BlobRow.id)
+    owners = set((await connection.execute(named)).scalars())
+    chunks = [
+        {
+            "tenant_id": scope.tenant_id,
+            "workspace_id": scope.workspace_id,
+            "blob_id": ids[sha256],
+            "seq": seq,
+            "data": row,
+        }
+        for sha256, (rows, _) in latest.items()
+        if ids[sha256] in owners
+        for seq, row in enumerate(rows)
+    ]
+    if chunks:
+        await connection.execute(insert(ChunkRow), chunks)
+
+
+def _rows(data: bytes) -> list[bytes]:
+    """Cut bytes in memory into chunk rows."""
+    return [data[start : start + CHUNK_SIZE] for start in range(0, len(data), CHUNK_SIZE)]
+
+
+def _blob_of(data: bytes, media_type: str) -> Blob:
+    hashing = Hashing()
+    hashing.update(data)
+    return Blob(sha256=hashing.sha256, size=hashing.size, media_type=media_type)
 
 
 async def _insert_chunks(
@@ -497,6 +642,88 @@ def _chunks(scope: Scope, blob_id: str) -> tuple[ColumnElement[bool], ...]:
 def _orphaned_chunks(scope: Scope, blob_id: str) -> Delete:
     """Delete a blob's chunks once its row is gone; while a put keeps the row, they stay."""
     return delete(ChunkRow).where(*_chunks(scope, blob_id), ~exists().where(*_row(scope, blob_id)))
+
+
+async def _hand(
+    rows: "asyncio.Queue[bytes | BaseException | None]", data: list[bytes]
+) -> list[bytes]:
+    """Hand rows to the caller while it keeps up; return those it was :data:`LINGER` late for."""
+    for taken, chunk in enumerate(data):
+        try:
+            async with asyncio.timeout(LINGER):
+                await rows.put(chunk)
+        except TimeoutError:
+            return data[taken:]
+    return []
+
+
+async def _cursor(
+    connection: AsyncConnection, rows: _Rows, scope: Scope, key: tuple[str, str], start: int
+) -> _Read:
+    """Hand rows from one query's cursor, one fetched at a time (SQLite: no round trips)."""
+    query = _rows_from(scope, key, start).execution_options(yield_per=1)
+    count, late = None, []
+    found = await to_the_end(connection.stream(query))
+    while not late and (row := await to_the_end(found.fetchone())) is not None:
+        count, seq, chunk = row
+        # An empty blob's one row carries NULL; a gap in the rows ends the read short.
+        if seq != start:
+            break
+        start += 1
+        late = await _hand(rows, [chunk])
+    await to_the_end(found.close())
+    return start, count, late
+
+
+async def _pages(
+    connection: AsyncConnection, rows: _Rows, scope: Scope, key: tuple[str, str], start: int
+) -> _Read:
+    """Hand rows :data:`READ_PAGE` per query (PostgreSQL: asyncpg's cursor fetches 50 rows)."""
+    count: int | None = None
+    late: list[bytes] = []
+    while not late and (count is None or start < count):
+        page = await to_the_end(
+            connection.execute(_rows_from(scope, key, start, start + READ_PAGE))
+        )
+        found = page.all()
+        if not found:
+            return start, None, []
+        count = total = found[0].chunks
+        data = [chunk for _, _, chunk in found if chunk]
+        # A page short of rows is a gap in the blob: stop, and the read ends short.
+        if len(data) != min(total, start + READ_PAGE) - start:
+            break
+        start += len(data)
+        late = await _hand(rows, data)
+    return start, count, late
+
+
+def _rows_from(
+    scope: Scope, key: tuple[str, str], start: int, end: int | None = None
+) -> Select[int, int, bytes]:
+    """Select a blob's chunk count with each of its rows from ``start`` (to ``end``).
+
+    ``key`` is the blob's artifact and digest.
+    """
+    chunks = and_(_owned_chunks(), ChunkRow.seq >= start)
+    if end is not None:
+        chunks = and_(chunks, ChunkRow.seq < end)
+    return (
+        select(BlobRow.chunks, ChunkRow.seq, ChunkRow.data)
+        .select_from(BlobRow)
+        .outerjoin(ChunkRow, chunks)
+        .where(*_blob(scope, *key))
+        .order_by(ChunkRow.seq)
+    )
+
+
+def _owned_chunks() -> ColumnElement[bool]:
+    """Joins a blob's row to its chunk rows."""
+    return and_(
+        ChunkRow.tenant_id == BlobRow.tenant_id,
+        ChunkRow.workspace_id == BlobRow.workspace_id,
+        ChunkRow.blob_id == BlobRow.id,
+    )
 
 
 def _render(key: RenderKey) -> tuple[ColumnElement[bool], ...]:

@@ -13,7 +13,7 @@ from typing import Any
 from artifactr.core import Actor
 from artifactr.workspace import Scope
 from pydantic import TypeAdapter
-from sqlalchemy import ColumnElement, delete, insert, select, update
+from sqlalchemy import ColumnElement, Row, delete, insert, select, update
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files.checkouts import Checkout
@@ -36,8 +36,7 @@ class SqlCheckouts:
     @finished
     async def add(self, scope: Scope, checkout: Checkout) -> None:
         """Record a check-out, replacing a record with the same id."""
-        async with self._sessions(scope.tenant_id) as session, session.begin():
-            connection = await session.connection()
+        async with self._sessions.begin(scope.tenant_id) as connection:
             await connection.execute(delete(CheckoutRow).where(*_record(scope, checkout.id)))
             await connection.execute(
                 insert(CheckoutRow).values(
@@ -57,15 +56,15 @@ class SqlCheckouts:
     @finished
     async def get(self, scope: Scope, checkout_id: str) -> Checkout | None:
         """Return a check-out, or None if there is none."""
-        async with self._sessions(scope.tenant_id) as session:
-            row = await session.scalar(select(CheckoutRow).where(*_record(scope, checkout_id)))
+        async with self._sessions.read(scope.tenant_id) as connection:
+            found = await connection.execute(_RECORD.where(*_record(scope, checkout_id)))
+            row = found.one_or_none()
         return None if row is None else _checkout(row)
 
     @finished
     async def extend(self, scope: Scope, checkout_id: str, expires_at: datetime) -> None:
         """Set a check-out's expiry; a missing one is a no-op."""
-        async with self._sessions(scope.tenant_id) as session, session.begin():
-            connection = await session.connection()
+        async with self._sessions.begin(scope.tenant_id) as connection:
             await connection.execute(
                 update(CheckoutRow)
                 .where(*_record(scope, checkout_id))
@@ -75,23 +74,20 @@ class SqlCheckouts:
     @finished
     async def remove(self, scope: Scope, checkout_id: str) -> None:
         """Forget a check-out; a missing one is a no-op."""
-        async with self._sessions(scope.tenant_id) as session, session.begin():
-            connection = await session.connection()
+        async with self._sessions.begin(scope.tenant_id) as connection:
             await connection.execute(delete(CheckoutRow).where(*_record(scope, checkout_id)))
 
     @finished
     async def active(self, scope: Scope, *, now: datetime) -> Sequence[Checkout]:
         """Return the scope's open check-outs that expire after ``now``, oldest first."""
-        async with self._sessions(scope.tenant_id) as session:
-            rows = await session.scalars(
-                select(CheckoutRow)
-                .where(
+        async with self._sessions.read(scope.tenant_id) as connection:
+            rows = await connection.execute(
+                _RECORD.where(
                     CheckoutRow.tenant_id == scope.tenant_id,
                     CheckoutRow.workspace_id == scope.workspace_id,
                     CheckoutRow.expires_at > now,
                     CheckoutRow.checked_in.is_(False),
-                )
-                .order_by(CheckoutRow.created_at, CheckoutRow.id)
+                ).order_by(CheckoutRow.created_at, CheckoutRow.id)
             )
             return [_checkout(row) for row in rows]
 
@@ -104,7 +100,19 @@ def _record(scope: Scope, checkout_id: str) -> tuple[ColumnElement[bool], ...]:
     )
 
 
-def _checkout(row: CheckoutRow) -> Checkout:
+_RECORD = select(
+    CheckoutRow.id,
+    CheckoutRow.artifact_id,
+    CheckoutRow.base_version,
+    CheckoutRow.base_sha256,
+    CheckoutRow.actor,
+    CheckoutRow.expires_at,
+    CheckoutRow.checked_in,
+)
+"""A check-out record's columns, as :func:`_checkout` reads them."""
+
+
+def _checkout(row: Row[str, str, int, str, Any, datetime, bool]) -> Checkout:
     actor: Any = row.actor
     return Checkout(
         id=row.id,

@@ -1,10 +1,10 @@
 """SQL leases: one writer at a time on a native file, across processes (RFC-0003).
 
 One row per artifact in ``artifactr_files_leases`` holds the holder and the expiry. Acquiring
-is one transaction: update the row where the holder is the same or the lease has expired, else
-insert it; an insert that meets an existing row is the answer "busy". Each step is atomic on
-PostgreSQL (row locks and the primary key) and on SQLite (one writer at a time), so two
-processes never both hold a lease.
+is one statement: insert the row, or, where it exists, take it over only if the holder is the
+same or the lease has expired; no row back is the answer "busy". The statement is atomic on
+PostgreSQL (``INSERT … ON CONFLICT`` locks the row) and on SQLite (one writer at a time), so
+two processes never both hold a lease.
 
 The time is the database's, so processes need not agree on the clock; a clock passed in
 replaces it (tests move time with one). Expiries are timezone-aware UTC.
@@ -13,8 +13,9 @@ replaces it (tests move time with one). Expiries are timezone-aware UTC.
 from datetime import timedelta
 
 from artifactr.workspace import Scope
-from sqlalchemy import ColumnElement, delete, insert, or_, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import ColumnElement, delete, or_, select
+from sqlalchemy.dialects.postgresql import insert as postgres_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files.blobs import Clock
@@ -33,46 +34,41 @@ class SqlLeases:
 
     def __init__(self, engine: AsyncEngine, *, clock: Clock | None = None) -> None:
         self._sessions = Sessions(engine, clock)
+        self._postgres = engine.dialect.name == "postgresql"
 
     @finished
     async def acquire(
         self, scope: Scope, artifact_id: str, holder: str, ttl: timedelta
     ) -> ArtifactLease | None:
-        """Take or renew the lease for ``ttl`` from now; return it, or None if it is busy."""
-        try:
-            async with self._sessions(scope.tenant_id) as session, session.begin():
-                connection = await session.connection()
-                now = await self._sessions.now(session)
-                lease = ArtifactLease(artifact_id=artifact_id, holder=holder, expires_at=now + ttl)
-                renewed = await connection.execute(
-                    update(LeaseRow)
-                    .where(
-                        *_lease(scope, artifact_id),
-                        or_(LeaseRow.holder == holder, LeaseRow.expires_at <= now),
-                    )
-                    .values(holder=holder, expires_at=lease.expires_at)
-                )
-                if renewed.rowcount == 0:
-                    await connection.execute(
-                        insert(LeaseRow).values(
-                            tenant_id=scope.tenant_id,
-                            workspace_id=scope.workspace_id,
-                            artifact_id=artifact_id,
-                            holder=holder,
-                            expires_at=lease.expires_at,
-                        )
-                    )
-        except IntegrityError:
-            # Another holder's lease is live, or another process took the free one first.
+        """Take or renew the lease for ``ttl`` from now; return it, or None if it is busy.
+
+        One statement: it inserts the lease, or takes the row over if ``holder`` has it or it
+        has expired, and says when the lease now ends; a live lease of another holder stays.
+        """
+        taken = (postgres_insert if self._postgres else sqlite_insert)(LeaseRow).values(
+            tenant_id=scope.tenant_id,
+            workspace_id=scope.workspace_id,
+            artifact_id=artifact_id,
+            holder=holder,
+            expires_at=self._sessions.stamp_after(ttl),
+        )
+        taken = taken.on_conflict_do_update(
+            index_elements=[LeaseRow.tenant_id, LeaseRow.workspace_id, LeaseRow.artifact_id],
+            set_={"holder": taken.excluded.holder, "expires_at": taken.excluded.expires_at},
+            where=or_(LeaseRow.holder == holder, LeaseRow.expires_at <= self._sessions.stamp()),
+        )
+        async with self._sessions.begin(scope.tenant_id) as connection:
+            expires_at = await connection.scalar(taken.returning(LeaseRow.expires_at))
+        if expires_at is None:
             return None
-        return lease
+        return ArtifactLease(artifact_id=artifact_id, holder=holder, expires_at=expires_at)
 
     @finished
     async def current(self, scope: Scope, artifact_id: str) -> ArtifactLease | None:
         """Return the live lease, or None if there is none or it has expired."""
-        async with self._sessions(scope.tenant_id) as session:
-            now = await self._sessions.now(session)
-            found = await session.execute(
+        async with self._sessions.read(scope.tenant_id) as connection:
+            now = await self._sessions.now(connection)
+            found = await connection.execute(
                 select(LeaseRow.holder, LeaseRow.expires_at).where(
                     *_lease(scope, artifact_id), LeaseRow.expires_at > now
                 )
@@ -86,8 +82,7 @@ class SqlLeases:
     @finished
     async def release(self, scope: Scope, artifact_id: str, holder: str) -> bool:
         """End the lease if ``holder`` holds it, expired or not; return whether it did."""
-        async with self._sessions(scope.tenant_id) as session, session.begin():
-            connection = await session.connection()
+        async with self._sessions.begin(scope.tenant_id) as connection:
             released = await connection.execute(
                 delete(LeaseRow).where(*_lease(scope, artifact_id), LeaseRow.holder == holder)
             )

@@ -7,7 +7,7 @@ Two figures, each against a baseline measured in the same run (RFC-0003 phase 2)
    size. Target: at most 3x. What the ratio buys: the lease, the blob puts (content, text,
    review, commands) and the read of the base.
 2. A check-in of 100 MiB streamed through :meth:`NativeFiles.check_in`, with its peak Python
-   memory (tracemalloc) beside a 10 MiB one. Target: flat in file size.
+   memory (tracemalloc) beside a 10 MiB and a 1 GiB one. Target: flat in file size.
 
 Run: ``uv run python scripts/bench/edit.py`` (PostgreSQL from ``ARTIFACTR_TEST_POSTGRES_URL``,
 or the local default; skipped with a note when it does not answer).
@@ -15,6 +15,7 @@ or the local default; skipped with a note when it does not answer).
 
 import asyncio
 import io
+import itertools
 import os
 import statistics
 import time
@@ -48,6 +49,8 @@ POSTGRES = os.environ.get(
 )
 EDITS = 100
 MIB = 1024 * 1024
+CHECK_INS = (10 * MIB, 100 * MIB, 1024 * MIB)
+"""The check-in sizes: the 8 MiB spool rolls to disk in each, so the peak must not grow."""
 ACTOR = UserActor(id="bench")
 
 
@@ -265,11 +268,11 @@ async def stream_file(data_size: int) -> AsyncIterator[bytes]:
 
 
 async def check_in_memory(scratch: Path) -> None:
-    """Print the peak memory of a 10 MiB and a 100 MiB check-in on SQLite."""
+    """Print the peak memory of a 10 MiB, a 100 MiB and a 1 GiB check-in on SQLite."""
     peaks: dict[int, float] = {}
-    for size in (10 * MIB, 100 * MIB):
+    for size in CHECK_INS:
         async with database("sqlite", scratch / str(size)) as engine:
-            files = service(engine, InstantApp())
+            files = service(engine, InstantApp(), max_size=2 * CHECK_INS[-1])
             ws = await Workspaces(SqlStorage(engine), types=[WordDocument]).open(
                 "t", "check-in", actor=ACTOR
             )
@@ -287,8 +290,12 @@ async def check_in_memory(scratch: Path) -> None:
                 f"check-in {size // MIB:4d} MiB: {result.status}, {took:5.2f} s, "
                 f"peak {peak:6.1f} MiB"
             )
-    grew = peaks[100 * MIB] - peaks[10 * MIB]
-    print(f"peak memory grew {grew:+.1f} MiB from 10 MiB to 100 MiB (target: flat)")
+    for smaller, larger in itertools.pairwise(CHECK_INS):
+        grew = peaks[larger] - peaks[smaller]
+        print(
+            f"peak memory grew {grew:+.1f} MiB from {smaller // MIB} MiB to {larger // MIB} MiB"
+            " (target: flat)"
+        )
 
 
 async def postgres_answers() -> bool:
@@ -314,7 +321,7 @@ async def main() -> None:
             await edit_ratio("postgres", root / "pg")
         else:
             print(f"postgres: skipped, nothing answers at {POSTGRES}")
-        for size in (10 * MIB, 100 * MIB):
+        for size in CHECK_INS:
             (root / str(size)).mkdir()
         await check_in_memory(root)
 

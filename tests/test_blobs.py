@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from artifactr.files import FileTooLarge, InMemoryBlobs, InMemoryRenders, RenderKey
 from artifactr.files.blobs import CHUNK_SIZE, Blobs, Renders
 from artifactr.files.sql import SqlBlobs, SqlRenders, migrate
+from artifactr.files.sql import blobs as sql_blobs
 from artifactr.files.sql.blobs import LINGER, TRANSACTION_ROWS
 from artifactr.files.sql.tables import BlobRow, ChunkRow
 from tests.clock import Clock
@@ -455,6 +456,19 @@ async def test_a_one_row_stream_slower_than_the_linger_is_still_stored(
     blobs = SqlBlobs(migrated)
     blob = await blobs.put(SCOPE, "a1", slow(), "text/plain")
     assert await blobs.get(SCOPE, "a1", blob.sha256) == b"first and last"
+
+
+@pytest.mark.parametrize(("rows", "transactions"), [(4, 1), (5, 2)])
+async def test_a_stream_that_ends_at_the_cap_is_named_in_the_same_transaction(
+    migrated: AsyncEngine, monkeypatch: pytest.MonkeyPatch, rows: int, transactions: int
+) -> None:
+    monkeypatch.setattr(sql_blobs, "TRANSACTION_ROWS", 4)
+    blobs = SqlBlobs(migrated)
+    data = noise(rows * MiB)
+    with Commits(migrated) as commits:
+        blob = await blobs.put(SCOPE, "a1", stream(data, MiB), "text/plain")
+    assert commits.count == transactions
+    assert await blobs.get(SCOPE, "a1", blob.sha256) == data
 
 
 async def test_a_put_that_fails_leaves_no_rows(migrated: AsyncEngine) -> None:

@@ -38,8 +38,9 @@ from artifactr.files.manifests import Blob
 from artifactr.files.sql._sessions import DatabaseNow, Sessions, finished, to_the_end
 from artifactr.files.sql.tables import BlobRow, ChunkRow, RenderRow
 
-QUEUE_ROWS = 4
-"""How many chunk rows may wait between the caller's stream and the database."""
+QUEUE_ROWS = 2
+"""How many chunk rows may wait between the caller's stream and the database: with the rows
+being written and the one being cut, what a put holds (about 6 MiB at any size)."""
 
 TRANSACTION_ROWS = 64
 """The most chunk rows one transaction writes, so that even a fast put soon lets others write."""
@@ -161,6 +162,13 @@ class _Feed:
             return [], first
         return None
 
+    def end(self) -> Blob | None:
+        """Return the stream's blob if it is the next item and already here, else None."""
+        if self._items and isinstance(first := self._items[0], Blob):
+            self._take()
+            return first
+        return None
+
     def row(self) -> bytes | None:
         """Return the next item if it is a row that is already here, else None."""
         if self._items and isinstance(first := self._items[0], bytes):
@@ -255,7 +263,8 @@ class SqlBlobs:
                     rows.append(row)
                 await _insert_chunks(connection, upload, rows)
                 written += len(rows)
-                after = await feed.soon(LINGER) if written < TRANSACTION_ROWS else None
+                # At the cap, only the stream's end (its blob, if here already) is let in.
+                after = await feed.soon(LINGER) if written < TRANSACTION_ROWS else feed.end()
                 if after is None:
                     return None
                 item = after

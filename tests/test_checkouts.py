@@ -91,6 +91,16 @@ async def test_extending_a_check_out_sets_its_expiry(checkouts: Checkouts) -> No
     assert await checkouts.get(SCOPE, "co_1") == record(expires_at=NOON + timedelta(hours=20))
 
 
+async def test_extending_or_removing_a_missing_check_out_is_a_no_op(
+    checkouts: Checkouts,
+) -> None:
+    await checkouts.add(SCOPE, record())
+    await checkouts.extend(SCOPE, "co_gone", NOON + timedelta(hours=20))
+    await checkouts.remove(SCOPE, "co_gone")
+    assert await checkouts.get(SCOPE, "co_gone") is None
+    assert await checkouts.active(SCOPE, now=NOON) == [record()]
+
+
 async def test_adding_a_record_with_the_same_id_replaces_it(checkouts: Checkouts) -> None:
     await checkouts.add(SCOPE, record())
     checked_in = record(checked_in=True, expires_at=NOON)

@@ -151,6 +151,8 @@ async def test_a_clock_in_another_zone_gives_the_same_instants(held: Held) -> No
     lease = await held.leases.acquire(SCOPE, "a1", "edit:1", TTL)
     assert lease is not None
     assert lease.expires_at == datetime(2026, 11, 30, 12, tzinfo=UTC) + TTL
+    assert lease.expires_at.tzinfo == UTC
+    assert await held.leases.current(SCOPE, "a1") == lease
 
 
 # ─── SQL only ─────────────────────────────────────────────────────────────────

@@ -60,7 +60,7 @@ class Checkouts(Protocol):
         ...
 
     async def extend(self, scope: Scope, checkout_id: str, expires_at: datetime) -> None:
-        """Set a check-out's expiry."""
+        """Set a check-out's expiry; a missing one is a no-op."""
         ...
 
     async def remove(self, scope: Scope, checkout_id: str) -> None:
@@ -87,9 +87,11 @@ class InMemoryCheckouts:
         return self._records.get((scope.tenant_id, scope.workspace_id, checkout_id))
 
     async def extend(self, scope: Scope, checkout_id: str, expires_at: datetime) -> None:
-        """Set a check-out's expiry."""
+        """Set a check-out's expiry; a missing one is a no-op, as in SQL."""
         key = (scope.tenant_id, scope.workspace_id, checkout_id)
-        self._records[key] = self._records[key].model_copy(update={"expires_at": expires_at})
+        record = self._records.get(key)
+        if record is not None:
+            self._records[key] = record.model_copy(update={"expires_at": expires_at})
 
     async def remove(self, scope: Scope, checkout_id: str) -> None:
         """Forget a check-out."""

@@ -14,7 +14,7 @@ the read's ``artifactr:read_artifacts`` (the lease read).
 """
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
 from artifactr.workspace import Access, Scope, Workspace
@@ -71,7 +71,8 @@ class InMemoryLeases:
         self, scope: Scope, artifact_id: str, holder: str, ttl: timedelta
     ) -> ArtifactLease | None:
         """Take or renew a lease; see :meth:`Leases.acquire`."""
-        now = self._clock()
+        # In UTC whatever the clock's zone, as the SQL adapter answers.
+        now = self._clock().astimezone(UTC)
         key = (scope.tenant_id, scope.workspace_id, artifact_id)
         held = self._leases.get(key)
         if held is not None and held.holder != holder and held.expires_at > now:

@@ -273,8 +273,11 @@ async def run_job(
         AppCrashed: If the app can't start, dies, or answers something unreadable.
         AppTooLarge: If the file, the saved file or the app's output is over its limit.
     """
-    source = source if isinstance(source, bytes) else _read_all(source, limits.max_file)
-    author, screened = _screen(job, source, limits)
+    # Reading and screening a large file take a while: off the event loop, which goes on
+    # serving (the worker's health checks, the application's other requests).
+    if not isinstance(source, bytes):
+        source = await anyio.to_thread.run_sync(_read_all, source, limits.max_file)
+    author, screened = await anyio.to_thread.run_sync(_screen, job, source, limits)
     argv = [*command, "mcp", *(("--author", author) if author else ())]
     environment = get_default_environment() | dict(env or {})
     with tempfile.TemporaryDirectory(prefix="wordcraft-") as directory:
@@ -571,7 +574,7 @@ def _script(
         await _call(session, "batch", {"commands": batch})
         await _call(session, "save_document", {"path": SAVED})
         content = _read_back(workdir / SAVED, limits.max_file)
-        saved = _fingerprint(content)
+        saved = await anyio.to_thread.run_sync(_fingerprint, content)
         await _open(session, content)
         return Edited(content=content, inspection=await _inspect(session, saved, about))
 

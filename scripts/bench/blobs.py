@@ -53,7 +53,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 MiB = 1 << 20
 SIZES = (1, 64, 256)
 """The blob sizes, in MiB."""
-RUNS = {1: 15, 64: 5, 256: 3}
+RUNS = {1: 25, 64: 9, 256: 5}
 """How many adapter and driver runs alternate for each size."""
 PIECE = 256 * 1024
 """How many bytes a client sends at a time."""

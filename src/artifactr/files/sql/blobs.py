@@ -505,22 +505,9 @@ async def _upsert(
     latest = {blob.sha256: (rows, blob) for rows, blob in whole}
     ids = {sha256: uuid.uuid4().hex for sha256 in latest}
     dialect = connection.dialect.name
-    new = (postgres_insert if dialect == "postgresql" else sqlite_insert)(BlobRow).values(
-        [
-            {
-                "tenant_id": scope.tenant_id,
-                "workspace_id": scope.workspace_id,
-                "id": ids[sha256],
-                "artifact_id": artifact_id,
-                "sha256": sha256,
-                "size": blob.size,
-                "chunks": len(rows),
-                "media_type": blob.media_type,
-                "put_at": now,
-            }
-            for sha256, (rows, blob) in latest.items()
-        ]
-    )
+    new = (postgres_insert if dialect == "postgresql" else sqlite_insert)(BlobRow)
+    # The time is one value for every row, given apart, so the statement is compiled once.
+    new = new.values(put_at=now)
     named = new.on_conflict_do_update(
         index_elements=[
             BlobRow.tenant_id,
@@ -530,7 +517,20 @@ async def _upsert(
         ],
         set_={"put_at": new.excluded.put_at, "media_type": new.excluded.media_type},
     ).returning(BlobRow.id)
-    owners = set((await connection.execute(named)).scalars())
+    named_rows = [
+        {
+            "tenant_id": scope.tenant_id,
+            "workspace_id": scope.workspace_id,
+            "id": ids[sha256],
+            "artifact_id": artifact_id,
+            "sha256": sha256,
+            "size": blob.size,
+            "chunks": len(rows),
+            "media_type": blob.media_type,
+        }
+        for sha256, (rows, blob) in latest.items()
+    ]
+    owners = set((await connection.execute(named, named_rows)).scalars())
     chunks = [
         {
             "tenant_id": scope.tenant_id,

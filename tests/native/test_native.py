@@ -498,6 +498,12 @@ async def test_a_rendered_page_is_a_png_served_from_the_cache_the_second_time(en
         await env.files.render(ws, artifact_id, 1, 1, scale=2.0)
     bigger = await env.files.render(ws, artifact_id, 1, 1, scale=2.0)
     assert bigger != png
+    # A scale is rounded to the nearest 0.05: these are the pages already rendered.
+    env.app.fail_next("crashed")
+    assert await env.files.render(ws, artifact_id, 1, 1, scale=1.0241) == png
+    assert await env.files.render(ws, artifact_id, 1, 1, scale=1.98) == bigger
+    with pytest.raises(AppCrashed):
+        await env.files.render(ws, artifact_id, 1, 1, scale=1.96)
     with pytest.raises(AppRefused):
         await env.files.render(ws, artifact_id, 1, 999)
 

@@ -108,6 +108,10 @@ MIN_SCALE: Final = 0.1
 MAX_SCALE: Final = 4.0
 """The largest scale a page is rendered at."""
 
+SCALE_STEPS: Final = 20
+"""A scale is rounded to the nearest 1/SCALE_STEPS (0.05), so a reader can't have one page
+rendered, and cached, in more than 79 ways by asking for 1.0, 1.0001, 1.0002..."""
+
 ARCHIVE_ACTION: Final = "artifactr:archive_artifact"
 """The action asked before breaking someone else's check-out."""
 
@@ -337,6 +341,9 @@ class NativeFiles:
     ) -> bytes:
         """Return a page of a revision as a PNG, from the cache when it has it.
 
+        The scale is rounded to the nearest 0.05 (:data:`SCALE_STEPS`): the page is rendered
+        and cached at that scale.
+
         Raises:
             ValidationFailed: If the page or the scale is out of range.
             NotFound: If there is no such native file or version.
@@ -352,11 +359,10 @@ class NativeFiles:
             problems.append({"loc": ["scale"], "msg": message, "type": "out_of_range"})
         if problems:
             raise ValidationFailed("the page can't be rendered", problems)
+        scale = round(scale * SCALE_STEPS) / SCALE_STEPS
         _, manifest = await self.manifest(ws, artifact_id, version)
         sha = manifest.content.sha256
-        key = RenderKey(
-            ws.tenant_id, ws.workspace_id, artifact_id, sha, page, float(scale), self._build
-        )
+        key = RenderKey(ws.tenant_id, ws.workspace_id, artifact_id, sha, page, scale, self._build)
         cached = await self._renders.get(key)
         if cached is not None:
             return cached

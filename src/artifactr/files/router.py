@@ -349,7 +349,8 @@ def files_router(
     ) -> Response:
         """Return a page of a revision as a PNG, rendered once and then cached.
 
-        ``scale`` is pixels per point: 1 is 72 dpi. A page past the last is refused (422).
+        ``scale`` is pixels per point (1 is 72 dpi), rounded to the nearest 0.05. A page past
+        the last is refused (422).
         """
         png = await _or_http(files.render(ws, artifact_id, version, page, scale=scale))
         etag = f'"{hashlib.sha256(png).hexdigest()}"'

@@ -8,7 +8,7 @@ test:
 	@UV=$$(scripts/bootstrap.sh) && UV="$$UV" scripts/test.sh
 
 format:
-	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync ruff format src tests scripts worker migrations && $$UV run --no-sync ruff check --fix src tests scripts worker migrations
+	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync ruff format src tests scripts worker migrations docs && $$UV run --no-sync ruff check --fix src tests scripts worker migrations
 
 serve:
 	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync python -m artifactr.files.serve --port 8000

@@ -11,7 +11,7 @@ if [ -z "${ARTIFACTR_TEST_POSTGRES_URL:-}" ] && command -v pg_isready >/dev/null
   && pg_isready -q -h 127.0.0.1 -p 5432; then
   export ARTIFACTR_TEST_POSTGRES_URL="postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 fi
-run ruff format --check src tests scripts worker migrations
+run ruff format --check src tests scripts worker migrations docs
 run ruff check src tests scripts worker migrations
 run pyright
 run python scripts/check_pins.py

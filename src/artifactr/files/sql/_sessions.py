@@ -18,13 +18,15 @@ from typing import Any
 
 from artifactr.sql.tenancy import SETTING
 from sqlalchemy import Double, literal, select, text
+from sqlalchemy.dialects import postgresql as postgres
+from sqlalchemy.dialects import sqlite
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
 from artifactr.files.blobs import Clock
-from artifactr.files.sql.tables import UtcDateTime
+from artifactr.files.sql.tables import Base, UtcDateTime
 
 
 class DatabaseNow(FunctionElement[datetime]):
@@ -67,6 +69,14 @@ def _later_anywhere(element: DatabaseLater, compiler: SQLCompiler, **kw: Any) ->
 def _later_on_sqlite(element: DatabaseLater, compiler: SQLCompiler, **kw: Any) -> str:
     seconds = compiler.process(element.clauses, **kw)
     return f"strftime('%Y-%m-%d %H:%M:%f000', 'now', printf('%+f seconds', {seconds}))"
+
+
+def upsert_into(table: type[Base], dialect: str) -> postgres.Insert | sqlite.Insert:
+    """Return an ``INSERT`` into ``table`` that can take ``ON CONFLICT``, for the dialect.
+
+    PostgreSQL and SQLite spell the clause alike, but SQLAlchemy builds it per dialect.
+    """
+    return (postgres.insert if dialect == "postgresql" else sqlite.insert)(table)
 
 
 class Sessions:

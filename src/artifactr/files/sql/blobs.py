@@ -28,14 +28,12 @@ from datetime import datetime
 from artifactr.core import InvalidState, NotFound
 from artifactr.workspace import Scope
 from sqlalchemy import ColumnElement, Delete, Select, and_, delete, exists, insert, select, update
-from sqlalchemy.dialects.postgresql import insert as postgres_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from artifactr.files.blobs import CHUNK_SIZE, Clock, Hashing, RenderKey
 from artifactr.files.manifests import Blob
-from artifactr.files.sql._sessions import DatabaseNow, Sessions, finished, to_the_end
+from artifactr.files.sql._sessions import DatabaseNow, Sessions, finished, to_the_end, upsert_into
 from artifactr.files.sql.tables import BlobRow, ChunkRow, RenderRow
 
 QUEUE_ROWS = 2
@@ -504,10 +502,8 @@ async def _upsert(
     # A statement may touch a row once: one blob per digest, the last media type named.
     latest = {blob.sha256: (rows, blob) for rows, blob in whole}
     ids = {sha256: uuid.uuid4().hex for sha256 in latest}
-    dialect = connection.dialect.name
-    new = (postgres_insert if dialect == "postgresql" else sqlite_insert)(BlobRow)
     # The time is one value for every row, given apart, so the statement is compiled once.
-    new = new.values(put_at=now)
+    new = upsert_into(BlobRow, connection.dialect.name).values(put_at=now)
     named = new.on_conflict_do_update(
         index_elements=[
             BlobRow.tenant_id,
@@ -532,16 +528,10 @@ async def _upsert(
     ]
     owners = set((await connection.execute(named, named_rows)).scalars())
     chunks = [
-        {
-            "tenant_id": scope.tenant_id,
-            "workspace_id": scope.workspace_id,
-            "blob_id": ids[sha256],
-            "seq": seq,
-            "data": row,
-        }
+        chunk
         for sha256, (rows, _) in latest.items()
         if ids[sha256] in owners
-        for seq, row in enumerate(rows)
+        for chunk in _chunk_rows(scope, ids[sha256], 0, rows)
     ]
     if chunks:
         await connection.execute(insert(ChunkRow), chunks)
@@ -561,21 +551,25 @@ def _blob_of(data: bytes, media_type: str) -> Blob:
 async def _insert_chunks(
     connection: AsyncConnection, upload: _Upload, rows: Sequence[bytes]
 ) -> None:
-    scope = upload.scope
-    await connection.execute(
-        insert(ChunkRow),
-        [
-            {
-                "tenant_id": scope.tenant_id,
-                "workspace_id": scope.workspace_id,
-                "blob_id": upload.id,
-                "seq": upload.written + offset,
-                "data": row,
-            }
-            for offset, row in enumerate(rows)
-        ],
-    )
+    chunks = _chunk_rows(upload.scope, upload.id, upload.written, rows)
+    await connection.execute(insert(ChunkRow), chunks)
     upload.written += len(rows)
+
+
+def _chunk_rows(
+    scope: Scope, blob_id: str, first: int, rows: Sequence[bytes]
+) -> list[dict[str, object]]:
+    """Return the parameters of a blob's chunk rows, numbered from ``first``."""
+    return [
+        {
+            "tenant_id": scope.tenant_id,
+            "workspace_id": scope.workspace_id,
+            "blob_id": blob_id,
+            "seq": first + offset,
+            "data": row,
+        }
+        for offset, row in enumerate(rows)
+    ]
 
 
 async def _attach(
@@ -653,9 +647,7 @@ def _orphaned_chunks(scope: Scope, blob_id: str) -> Delete:
     return delete(ChunkRow).where(*_chunks(scope, blob_id), ~exists().where(*_row(scope, blob_id)))
 
 
-async def _hand(
-    rows: "asyncio.Queue[bytes | BaseException | None]", data: list[bytes]
-) -> list[bytes]:
+async def _hand(rows: _Rows, data: list[bytes]) -> list[bytes]:
     """Hand rows to the caller while it keeps up; return those it was :data:`LINGER` late for."""
     for taken, chunk in enumerate(data):
         try:

@@ -14,13 +14,11 @@ from datetime import timedelta
 
 from artifactr.workspace import Scope
 from sqlalchemy import ColumnElement, delete, or_, select
-from sqlalchemy.dialects.postgresql import insert as postgres_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files.blobs import Clock
 from artifactr.files.leases import ArtifactLease
-from artifactr.files.sql._sessions import Sessions, finished
+from artifactr.files.sql._sessions import Sessions, finished, upsert_into
 from artifactr.files.sql.tables import LeaseRow
 
 
@@ -34,7 +32,7 @@ class SqlLeases:
 
     def __init__(self, engine: AsyncEngine, *, clock: Clock | None = None) -> None:
         self._sessions = Sessions(engine, clock)
-        self._postgres = engine.dialect.name == "postgresql"
+        self._dialect = engine.dialect.name
 
     @finished
     async def acquire(
@@ -45,7 +43,7 @@ class SqlLeases:
         One statement: it inserts the lease, or takes the row over if ``holder`` has it or it
         has expired, and says when the lease now ends; a live lease of another holder stays.
         """
-        taken = (postgres_insert if self._postgres else sqlite_insert)(LeaseRow).values(
+        taken = upsert_into(LeaseRow, self._dialect).values(
             tenant_id=scope.tenant_id,
             workspace_id=scope.workspace_id,
             artifact_id=artifact_id,

@@ -456,7 +456,10 @@ def by_id(items, ident, what):
     """Return the item whose id (its number, from 1) is given."""
     text = str(ident).strip()
     if text.isdigit() and 1 <= int(text) <= len(items):
-        return items[int(text) - 1]
+        item = items[int(text) - 1]
+        if item is None:
+            raise Refused(f"{what} `{ident}` was settled or deleted earlier in this batch")
+        return item
     raise Refused(f"no {what} `{ident}` (there are {len(items)})")
 
 
@@ -481,6 +484,9 @@ class Session:
         self.dispatcher = context.ServiceManager.createInstanceWithContext(
             "com.sun.star.frame.DispatchHelper", context
         )
+        # Ids are those of the document as loaded, whatever the batch adds or removes before.
+        self.comments = comments_of(document)
+        self.changes = changes_of(document)
 
     def dispatch(self, command):
         """Run an office command (``.uno:...``) on the document's frame."""
@@ -638,7 +644,11 @@ def annotate(session, anchor, text):
     field.Initials = "".join(word[0] for word in session.author.split())[:4].upper()
     field.Content = text
     field.DateTimeValue = session.now()
-    anchor.getText().insertTextContent(anchor, field, True)
+    text = anchor.getText()
+    cursor = text.createTextCursorByRange(anchor.getStart())
+    cursor.gotoRange(anchor.getEnd(), True)
+    text.insertTextContent(cursor, field, True)
+    session.comments.append(field)
 
 
 def add_comment(session, params):
@@ -650,22 +660,29 @@ def add_comment(session, params):
 
 def reply(session, params):
     """Comment again on a comment's text."""
-    comment = by_id(comments_of(session.document), params["id"], "comment")
+    comment = by_id(session.comments, params["id"], "comment")
     annotate(session, comment.getAnchor(), params["text"])
     return {}
 
 
 def resolve(session, params):
     """Mark a comment resolved, or not."""
-    comment = by_id(comments_of(session.document), params["id"], "comment")
+    comment = by_id(session.comments, params["id"], "comment")
     comment.Resolved = params.get("value", True)
     return {}
 
 
 def delete_comment(session, params):
     """Delete a comment."""
-    comment = by_id(comments_of(session.document), params["id"], "comment")
-    comment.getAnchor().getText().removeTextContent(comment)
+    comment = by_id(session.comments, params["id"], "comment")
+    # Word never tracks removing a comment; LibreOffice would record it as a deletion.
+    tracking = session.document.RecordChanges
+    session.document.RecordChanges = False
+    try:
+        comment.getAnchor().getText().removeTextContent(comment)
+    finally:
+        session.document.RecordChanges = tracking
+    session.comments[session.comments.index(comment)] = None
     return {}
 
 
@@ -677,14 +694,15 @@ def track(session, params):
 
 def settle(session, params, command):
     """Accept or reject one tracked change, selected, by an office command."""
-    changes = changes_of(session.document)
-    change = by_id(changes, params["id"], "tracked change")
+    change = by_id(session.changes, params["id"], "tracked change")
+    before = len(changes_of(session.document))
     start, end = change.RedlineStart, change.RedlineEnd
     cursor = start.getText().createTextCursorByRange(start)
     cursor.gotoRange(end, True)
     session.document.getCurrentController().select(cursor)
     session.dispatch(command)
-    if len(changes_of(session.document)) >= len(changes):
+    session.changes[session.changes.index(change)] = None
+    if len(changes_of(session.document)) >= before:
         raise Refused(f"LibreOffice did not settle tracked change `{params['id']}`")
     return {}
 
@@ -704,6 +722,7 @@ def settle_all(session, command):
     count = len(changes_of(session.document))
     if count:
         session.dispatch(command)
+    session.changes = [None] * len(session.changes)
     left = len(changes_of(session.document))
     if left:
         raise Refused(f"LibreOffice left {left} tracked changes")

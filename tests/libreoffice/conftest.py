@@ -1,0 +1,221 @@
+"""Fixtures for the LibreOffice adapter: the real office (or a skip), documents, and leftovers.
+
+Every test here runs the real ``soffice``. Where it, Debian's ``python3-uno`` or ``pdftoppm``
+is missing the tests skip with the reason, except in CI (``CI=true``), where the skip is a
+failure: CI installs them (``.ci/run``). Documents are built here with python-docx, so the
+tests never need ``/work/shared``. Each test that runs a job checks that no process of its jobs
+is alive when it ends.
+"""
+
+import io
+import os
+import tempfile
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import docx
+import pytest
+from docx.document import Document
+from docx.opc.constants import RELATIONSHIP_TYPE
+from docx.opc.packuri import PackURI
+from docx.opc.part import Part
+from docx.oxml import OxmlElement, parse_xml
+from docx.oxml.ns import nsdecls, qn
+
+from artifactr.files.libreoffice import LibreOffice, available
+
+REQUIRED = os.environ.get("CI") == "true"
+"""In CI the office must be here: a skip is a failure."""
+
+TEMPLATE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/attachedTemplate"
+"""The relationship of a document's settings to its attached template."""
+
+STAMP = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def need_office() -> None:
+    """Skip (fail in CI) where soffice, python3-uno or pdftoppm is missing."""
+    found = available()
+    if not found.ok:
+        reason = "LibreOffice can't run here: " + "; ".join(found.missing)
+        if REQUIRED:
+            pytest.fail(reason + " (CI=true requires it)")
+        pytest.skip(reason)
+
+
+def running(marker: str) -> list[int]:
+    """Return the pids of live processes whose command line names ``marker``."""
+    pids: list[int] = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.fixture
+def jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """The directory this test's jobs make their directories in; nothing may outlive the test."""
+    path = tmp_path / "jobs"
+    path.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(path))
+    yield path
+    assert running(str(path)) == []
+    assert list(path.iterdir()) == []
+
+
+@pytest.fixture
+def office(jobs: Path) -> LibreOffice:
+    """The adapter over the real office (skipped, or failed in CI, where it can't run)."""
+    need_office()
+    return LibreOffice()
+
+
+# ─── documents ────────────────────────────────────────────────────────────────
+
+
+def saved(document: Document) -> bytes:
+    buffer = io.BytesIO()
+    document.save(buffer)
+    return buffer.getvalue()
+
+
+def tracked(kind: str, text: str, ident: str, author: str = "Linus") -> OxmlElement:
+    """Return a ``w:ins`` or ``w:del`` of one run, by ``author`` at :data:`STAMP`."""
+    change = OxmlElement(kind)
+    change.set(qn("w:id"), ident)
+    change.set(qn("w:author"), author)
+    change.set(qn("w:date"), STAMP)
+    run = OxmlElement("w:r")
+    element = OxmlElement("w:delText" if kind == "w:del" else "w:t")
+    element.text = text
+    element.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
+    run.append(element)
+    change.append(run)
+    return change
+
+
+def add_footnote(document: Document, paragraph_index: int, text: str) -> None:
+    """Give a paragraph a footnote (id 1), with the footnotes part Word expects."""
+    body = (
+        f"<w:footnotes {nsdecls('w')}>"
+        '<w:footnote w:type="separator" w:id="-1"><w:p><w:r><w:separator/></w:r></w:p>'
+        "</w:footnote>"
+        '<w:footnote w:type="continuationSeparator" w:id="0"><w:p><w:r>'
+        "<w:continuationSeparator/></w:r></w:p></w:footnote>"
+        f'<w:footnote w:id="1"><w:p><w:r><w:t xml:space="preserve">{text}</w:t></w:r></w:p>'
+        "</w:footnote></w:footnotes>"
+    )
+    part = Part(
+        PackURI("/word/footnotes.xml"),
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.footnotes+xml",
+        body.encode(),
+        document.part.package,
+    )
+    document.part.relate_to(part, RELATIONSHIP_TYPE.FOOTNOTES)
+    reference = parse_xml(
+        f'<w:r {nsdecls("w")}><w:rPr><w:vertAlign w:val="superscript"/></w:rPr>'
+        '<w:footnoteReference w:id="1"/></w:r>'
+    )
+    document.paragraphs[paragraph_index]._p.append(reference)
+
+
+def report_document() -> Document:
+    """A report: a title, headings, body text, a 2x2 table, a footnote."""
+    document = docx.Document()
+    document.add_heading("Quarterly report", 0)
+    document.add_heading("Summary", 1)
+    document.add_paragraph("The quick brown fox jumps over the lazy dog.")
+    document.add_heading("Details", 2)
+    document.add_paragraph("Draft figures follow.")
+    table = document.add_table(rows=2, cols=2)
+    for row, cells in enumerate((("Region", "Sales"), ("North", "12"))):
+        for column, text in enumerate(cells):
+            table.cell(row, column).text = text
+    document.add_paragraph("Closing words.")
+    add_footnote(document, 2, "Source: the annual survey.")
+    return document
+
+
+@pytest.fixture
+def report() -> bytes:
+    """The report, as .docx bytes."""
+    return saved(report_document())
+
+
+@pytest.fixture
+def reviewed() -> bytes:
+    """The report with a comment by Grace and a tracked insertion and deletion by Linus."""
+    document = report_document()
+    document.add_comment(document.paragraphs[4].runs, text="Check the figures", author="Grace")
+    body = document.paragraphs[2]._p
+    body.append(tracked("w:ins", " Quickly.", "7"))
+    body.append(tracked("w:del", " Slowly.", "8"))
+    return saved(document)
+
+
+@pytest.fixture
+def long_document() -> bytes:
+    """Three pages: each section starts on a new page."""
+    document = docx.Document()
+    for number in (1, 2, 3):
+        heading = document.add_heading(f"Section {number}", 1)
+        if number > 1:
+            heading.paragraph_format.page_break_before = True
+        document.add_paragraph(f"Body of section {number}.")
+    return saved(document)
+
+
+def toc_document() -> Document:
+    """The report with a stale table of contents (a TOC field) before its first heading."""
+    document = report_document()
+    field = parse_xml(
+        f"<w:p {nsdecls('w')}>"
+        '<w:r><w:fldChar w:fldCharType="begin"/></w:r>'
+        '<w:r><w:instrText xml:space="preserve"> TOC \\o "1-3" \\h \\z \\u </w:instrText></w:r>'
+        '<w:r><w:fldChar w:fldCharType="separate"/></w:r>'
+        "<w:r><w:t>Stale contents</w:t></w:r>"
+        '<w:r><w:fldChar w:fldCharType="end"/></w:r></w:p>'
+    )
+    document.paragraphs[1]._p.addprevious(field)
+    return document
+
+
+def linking_document(base: str) -> bytes:
+    """A document that names three URLs under ``base``: a linked picture, an INCLUDEPICTURE
+    field and an attached template. An office that fetches any of them reaches ``base``."""
+    document = docx.Document()
+    document.add_paragraph("A page that points elsewhere.")
+    picture = document.part.relate_to(f"{base}/linked.png", RELATIONSHIP_TYPE.IMAGE, True)
+    drawing = (
+        f"<w:p {nsdecls('w', 'r', 'wp', 'a', 'pic')}><w:r><w:drawing>"
+        '<wp:inline><wp:extent cx="914400" cy="914400"/><wp:docPr id="1" name="Linked"/>'
+        '<a:graphic><a:graphicData uri="http://schemas.openxmlformats.org/drawingml/2006/picture">'
+        '<pic:pic><pic:nvPicPr><pic:cNvPr id="1" name="Linked"/><pic:cNvPicPr/></pic:nvPicPr>'
+        f'<pic:blipFill><a:blip r:link="{picture}"/><a:stretch><a:fillRect/></a:stretch>'
+        '</pic:blipFill><pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="914400" cy="914400"/>'
+        '</a:xfrm><a:prstGeom prst="rect"/></pic:spPr></pic:pic></a:graphicData></a:graphic>'
+        "</wp:inline></w:drawing></w:r></w:p>"
+    )
+    document.element.body.append(parse_xml(drawing))
+    include = (
+        f"<w:p {nsdecls('w')}>"
+        f"<w:fldSimple w:instr=' INCLUDEPICTURE \"{base}/included.png\" \\d '>"
+        "<w:r><w:t>picture</w:t></w:r></w:fldSimple></w:p>"
+    )
+    document.element.body.append(parse_xml(include))
+    settings = document.part._settings_part
+    template = settings.relate_to(f"{base}/template.dotx", TEMPLATE, True)
+    attached = f'<w:attachedTemplate {nsdecls("w", "r")} r:id="{template}"/>'
+    settings.element.append(parse_xml(attached))
+    # The body must end with its section properties.
+    body = document.element.body
+    body.append(body.sectPr)
+    return saved(document)

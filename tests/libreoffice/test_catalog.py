@@ -1,0 +1,191 @@
+"""The LibreOffice adapter without an office: its catalog, its checks, and how it says it can't run.
+
+Nothing here starts ``soffice``: a bad batch is refused before any office starts, so these tests
+run on any machine. A misbehaving driver is played by a small shell script given as the
+adapter's ``python``, which answers as a broken driver would (the real one never does).
+"""
+
+import json
+import logging
+import math
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from artifactr.files import AppCommand
+from artifactr.files.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
+from artifactr.files.libreoffice import CATALOG, LibreOffice, available
+from tests import hostile
+
+NOWHERE = "/nonexistent/soffice"
+"""An office that isn't there: a call that gets as far as starting it fails."""
+
+
+def command(name: str, **params: object) -> AppCommand:
+    return AppCommand.model_validate({"command": name, "params": params})
+
+
+def script(tmp_path: Path, body: str) -> str:
+    """Return the path of a shell script that plays the driver (``$2`` is the job's folder)."""
+    path = tmp_path / "driver.sh"
+    path.write_text("#!/bin/sh\n" + body + "\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+    return str(path)
+
+
+async def test_the_catalog_has_at_least_twenty_commands_each_with_a_label_and_a_schema() -> None:
+    specs = await LibreOffice().commands()
+    assert len(specs) == len(CATALOG) >= 20
+    for spec in specs:
+        assert spec.label
+        schema = json.loads(spec.params)
+        assert schema["type"] == "object"
+        assert schema["additionalProperties"] is False
+    ids = {spec.id for spec in specs}
+    assert {"text.replaceAll", "comment.reply", "changes.accept", "toc.update"} <= ids
+    assert [spec.id for spec in await LibreOffice().commands("TABLE.")] == [
+        "table.insertRow",
+        "table.deleteRow",
+        "table.setCell",
+    ]
+    insert = next(spec for spec in specs if spec.id == "paragraph.insertAfter")
+    schema = json.loads(insert.params)
+    assert schema["oneOf"] == [{"required": ["paragraph"]}, {"required": ["heading"]}]
+    assert schema["required"] == ["text"]
+    assert "required" not in json.loads(next(s for s in specs if s.id == "fields.update").params)
+
+
+@pytest.mark.parametrize(
+    ("batch", "reason"),
+    [
+        ([command("file.open", path="/etc/passwd")], "command 0 (`file.open`): unknown command"),
+        (
+            [command("toc.update"), command("text.replaceAll", find="a", replace="b", x=1)],
+            "command 1 (`text.replaceAll`): bad parameters: unknown field `x`; it takes find,",
+        ),
+        ([command("toc.update", x=1)], "unknown field `x`; it takes nothing"),
+        ([command("text.replaceAll", find="a")], "missing `replace`"),
+        ([command("paragraph.delete")], "give exactly one of `paragraph` and `heading`"),
+        (
+            [command("paragraph.delete", paragraph="a", heading="b")],
+            "give exactly one of `paragraph` and `heading`",
+        ),
+        ([command("changes.track", value="yes")], "`value` must be true or false"),
+        ([command("table.deleteRow", table=0, row=1)], "`table` must be a whole number from 1"),
+        ([command("table.deleteRow", table=True, row=1)], "`table` must be a whole number"),
+        ([command("table.insertRow", table=1, row=1, cells="a")], "must be a list of strings"),
+        ([command("table.insertRow", table=1, row=1, cells=["a", 1])], "must be a string"),
+        ([command("text.replaceAll", find="", replace="b")], "`find` must not be empty"),
+        ([command("text.replaceAll", find="a", replace="b\rc")], "a control character"),
+        ([command("text.replaceAll", find="a" * 100_001, replace="")], "longer than 100000"),
+        ([command("comment.resolve", id=0)], "`id` must be an id from the inspection"),
+        ([command("comment.resolve", id=True)], "`id` must be a string"),
+    ],
+)
+async def test_a_bad_batch_is_refused_before_any_office_starts(
+    batch: list[AppCommand], reason: str
+) -> None:
+    with pytest.raises(AppRefused) as refused:
+        await LibreOffice(soffice=NOWHERE).apply(b"never read", batch)
+    assert reason in refused.value.reason
+
+
+async def test_good_parameters_pass_the_check_and_reach_the_office() -> None:
+    batch = [
+        command("comment.resolve", id=2),
+        command("table.insertRow", table=1, row=1, cells=["a", ""]),
+        command("paragraph.delete", heading="Intro", occurrence=2),
+    ]
+    # The batch is fine; the file is what's refused, by the screen before the office.
+    with pytest.raises(AppRefused, match=r"not a \.docx"):
+        await LibreOffice(soffice=NOWHERE).apply(b"not a zip", batch)
+
+
+async def test_files_refused_by_the_screen_never_reach_the_office() -> None:
+    office = LibreOffice(soffice=NOWHERE, max_size=1024 * 1024)
+    with pytest.raises(AppTooLarge, match="over the limit of 1048576"):
+        await office.inspect(b"x" * (1024 * 1024 + 1))
+    with pytest.raises(AppTooLarge):
+        await office.inspect(hostile.ratio_bomb())
+    with pytest.raises(AppRefused, match="bad parameters: `scale` must be a number"):
+        await office.render(b"", 1, scale=math.nan)
+
+
+async def test_an_office_that_cannot_start_or_answer_is_a_crash(tmp_path: Path) -> None:
+    sound = hostile.sound()
+    with pytest.raises(AppCrashed, match=r"soffice exited|could not start"):
+        await LibreOffice(soffice="/bin/false").inspect(sound)
+    with pytest.raises(AppCrashed, match="driver could not start"):
+        await LibreOffice(python="/nonexistent/python3", isolate_network=False).inspect(sound)
+    with pytest.raises(AppCrashed, match=r"stopped \(exit status 3\): nothing in its logs"):
+        await LibreOffice(python=script(tmp_path, "exit 3")).inspect(sound)
+    with pytest.raises(AppCrashed, match="isn't JSON"):
+        await LibreOffice(python=script(tmp_path, "echo hello")).inspect(sound)
+    broken = script(tmp_path, """echo '{"ok": false, "kind": "crashed", "reason": "boom"}'""")
+    with pytest.raises(AppCrashed, match="libreoffice failed: boom"):
+        await LibreOffice(python=broken).inspect(sound)
+    nonsense = script(tmp_path, """echo '{"ok": true, "result": {"review": 5}}'""")
+    with pytest.raises(AppCrashed, match="answered something unreadable"):
+        await LibreOffice(python=nonsense, soffice="/bin/echo").inspect(sound)
+    silent = script(tmp_path, """echo '{"ok": true, "result": {"pages": 1}}'""")
+    with pytest.raises(AppCrashed, match=r"said it wrote out\.pdf"):
+        await LibreOffice(python=silent, soffice="/bin/echo").pdf(sound)
+    junk = script(tmp_path, """echo junk > "$2/out.docx"; echo '{"ok": true, "result": {}}'""")
+    with pytest.raises(AppCrashed, match=r"saved something that is not a \.docx"):
+        await LibreOffice(python=junk, soffice="/bin/echo").apply(sound, [])
+    big = script(
+        tmp_path, """head -c 4096 /dev/zero > "$2/out.docx"; echo '{"ok": true, "result": {}}'"""
+    )
+    with pytest.raises(AppTooLarge, match="wrote a file over the limit of"):
+        await LibreOffice(python=big, max_size=len(sound) + 10).apply(sound, [])
+
+
+async def test_the_version_comes_from_soffice_and_its_failures_are_typed(tmp_path: Path) -> None:
+    terse = LibreOffice(soffice=script(tmp_path, "echo LibreOffice"))
+    about = await terse.about()
+    assert (about.app, about.version, about.build) == ("libreoffice", None, None)
+    assert await terse.about() is about
+    with pytest.raises(AppCrashed, match="failed with exit status 1"):
+        await LibreOffice(soffice="/bin/false").about()
+    with pytest.raises(AppCrashed, match="could not start"):
+        await LibreOffice(soffice=NOWHERE).about()
+    with pytest.raises(AppTimeout, match="took longer than"):
+        await LibreOffice(soffice="/bin/sleep", deadline=0.05).about()
+
+
+async def test_network_isolation_is_used_where_it_can_be_and_said_where_it_cant(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    assert not await LibreOffice(isolate_network=False).isolated()
+    monkeypatch.setenv("PATH", str(tmp_path))
+    with pytest.raises(AppCrashed, match="must run without a network"):
+        await LibreOffice(isolate_network=True).isolated()
+    with caplog.at_level(logging.WARNING, "artifactr.files.libreoffice"):
+        preferred = LibreOffice()
+        assert not await preferred.isolated()
+        assert not await preferred.isolated()
+    assert [r.message for r in caplog.records] == [
+        "libreoffice jobs run WITH the network: `unshare --net` is unavailable here"
+    ]
+    (tmp_path / "unshare").symlink_to("/bin/false")
+    assert not await LibreOffice(isolate_network=None).isolated()
+
+
+def test_availability_says_what_is_missing_and_which_package_brings_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path))
+    missing = LibreOffice.available(soffice="soffice", python="/nonexistent/python3")
+    assert not missing
+    assert missing.missing == (
+        "no `soffice` on the PATH (apt-get install libreoffice-writer)",
+        "no Python at `/nonexistent/python3` (apt-get install python3-uno)",
+        "no `pdftoppm` on the PATH (apt-get install poppler-utils)",
+    )
+    without_uno = available(soffice="/bin/true", python="/bin/false")
+    assert without_uno.soffice == "/bin/true"
+    assert without_uno.python is None
+    assert "`/bin/false` can't import uno (apt-get install python3-uno)" in without_uno.missing
+    assert os.environ["PATH"] == str(tmp_path)

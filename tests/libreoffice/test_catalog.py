@@ -27,9 +27,9 @@ def command(name: str, **params: object) -> AppCommand:
     return AppCommand.model_validate({"command": name, "params": params})
 
 
-def script(tmp_path: Path, body: str) -> str:
+def script(tmp_path: Path, body: str, name: str = "driver.sh") -> str:
     """Return the path of a shell script that plays the driver (``$2`` is the job's folder)."""
-    path = tmp_path / "driver.sh"
+    path = tmp_path / name
     path.write_text("#!/bin/sh\n" + body + "\n")
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return str(path)
@@ -152,7 +152,7 @@ async def test_the_version_comes_from_soffice_and_its_failures_are_typed(tmp_pat
     with pytest.raises(AppCrashed, match="could not start"):
         await LibreOffice(soffice=NOWHERE).about()
     with pytest.raises(AppTimeout, match="took longer than"):
-        await LibreOffice(soffice="/bin/sleep", deadline=0.05).about()
+        await LibreOffice(soffice=script(tmp_path, "sleep 5", "slow"), deadline=0.05).about()
 
 
 async def test_network_isolation_is_used_where_it_can_be_and_said_where_it_cant(

@@ -14,6 +14,14 @@ by default ``$WORDCRAFT_CLI``, else the test stand-in, so the nightly job runs i
 app and a developer against the stand-in::
 
     python scripts/fidelity.py [PATH ...] [--cli wordcraft-cli] [--jobs 2] [--env NAME=VALUE]
+
+``--app libreoffice`` runs the LibreOffice adapter instead, and two more stages per file: a
+one-command edit (``paragraph.append``, the appended paragraph set aside when comparing), and
+the adapter's inspection, whose text, comments and tracked changes are compared with the
+original's (each original paragraph's text found in the inspection's text; comments by author
+and text; changes by kind, author and text, in order)::
+
+    python scripts/fidelity.py --app libreoffice [PATH ...] [--jobs 2]
 """
 
 import argparse
@@ -25,15 +33,16 @@ import sys
 import zipfile
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Final, Literal
 from xml.etree import ElementTree
 
 import anyio
 
-from artifactr.files.app import EDIT_DEADLINE, App
+from artifactr.files.app import EDIT_DEADLINE, App, AppCommand, Inspection
 from artifactr.files.errors import AppFailure, UnsafeFile
+from artifactr.files.libreoffice import LibreOffice
 from artifactr.files.wordcraft import Subprocess
 
 ROOT: Final = Path(__file__).resolve().parents[1]
@@ -48,6 +57,15 @@ Aspect = Literal["text", "comments", "changes", "images"]
 
 ASPECTS: Final[tuple[Aspect, ...]] = ("text", "comments", "changes", "images")
 """The aspects, in the table's order."""
+
+Stage = Literal["edit", "inspect"]
+"""A stage beyond the no-op save: a one-command edit, and the app's inspection."""
+
+APPENDED: Final = "Fidelity check."
+"""The paragraph the one-command edit appends, set aside when comparing."""
+
+LIBREOFFICE_EDIT: Final = (AppCommand(command="paragraph.append", params={"text": APPENDED}),)
+"""The one-command edit for LibreOffice."""
 
 _RELATIONSHIPS: Final = "{http://schemas.openxmlformats.org/package/2006/relationships}"
 
@@ -76,6 +94,10 @@ class Row:
     """Whether each aspect was kept; None where the original has none of it."""
     failure: str | None = None
     """Why the file could not be saved or read, if it could not."""
+    stages: dict[Stage, dict[Aspect, bool | None]] = field(
+        default_factory=dict[Stage, dict[Aspect, bool | None]]
+    )
+    """What the edit and the inspection kept, where they ran."""
 
 
 def read(data: bytes) -> Contents:
@@ -142,8 +164,14 @@ def compare(original: Contents, saved: Contents) -> dict[Aspect, bool | None]:
     }
 
 
-async def check(app: App, path: Path, deadline: float) -> Row:
-    """Return what a save with no edits through the app keeps of one file."""
+async def check(
+    app: App, path: Path, deadline: float, edit: Sequence[AppCommand] | None = None
+) -> Row:
+    """Return what a save with no edits through the app keeps of one file.
+
+    With ``edit``, also what that edit keeps (the :data:`APPENDED` paragraph aside) and what the
+    app's inspection of the original reads.
+    """
     row = Row(path.name)
     source = await anyio.Path(path).read_bytes()
     try:
@@ -163,19 +191,60 @@ async def check(app: App, path: Path, deadline: float) -> Row:
         row.kept = compare(original, read(edited.content))
     except (zipfile.BadZipFile, KeyError, ElementTree.ParseError) as error:
         row.failure = f"saved file unreadable: {error}"
+        return row
+    if edit is not None:
+        try:
+            changed = await app.apply(source, edit, deadline=deadline)
+            inspection = await app.inspect(source, deadline=deadline)
+        except AppFailure as failure:
+            row.failure = f"{failure.kind}: {failure.reason}"
+            return row
+        after = read(changed.content)
+        kept = tuple(text for text in after.text if text != APPENDED)
+        row.stages["edit"] = compare(original, replace(after, text=kept))
+        row.stages["inspect"] = inspected(original, inspection)
     return row
 
 
+def inspected(original: Contents, inspection: Inspection) -> dict[Aspect, bool | None]:
+    """Return whether an inspection read the original's text, comments and tracked changes."""
+    lines = {" ".join(line.split()) for line in inspection.text.splitlines()}
+    body = " ".join(inspection.text.split())
+    comments = tuple(
+        sorted(
+            (item.author or "", item.text) for item in inspection.review if item.kind == "comment"
+        )
+    )
+    kinds = {"insert": "ins", "delete": "del"}
+    changes = tuple(
+        (kinds.get(item.change or "", ""), item.author or "", item.text)
+        for item in inspection.review
+        if item.kind == "change" and item.change is not None
+    )
+    read: dict[Aspect, bool | None] = {
+        "text": all(text in lines or text in body for text in original.text),
+        "comments": comments == original.comments,
+        "changes": changes == original.changes,
+        "images": None,
+    }
+    return {aspect: (read[aspect] if getattr(original, aspect) else None) for aspect in ASPECTS}
+
+
 async def report(
-    app: App, files: Sequence[Path], *, jobs: int = 2, deadline: float = EDIT_DEADLINE
+    app: App,
+    files: Sequence[Path],
+    *,
+    jobs: int = 2,
+    deadline: float = EDIT_DEADLINE,
+    edit: Sequence[AppCommand] | None = None,
 ) -> list[Row]:
-    """Return a row for each file, saved through the app ``jobs`` at a time."""
+    """Return a row for each file, saved (and edited, with ``edit``) ``jobs`` at a time."""
     rows: list[Row | None] = [None] * len(files)
     limiter = anyio.CapacityLimiter(jobs)
 
     async def one(index: int, path: Path) -> None:
         async with limiter:
-            rows[index] = await check(app, path, deadline)
+            rows[index] = await check(app, path, deadline, edit)
 
     async with anyio.create_task_group() as tasks:
         for index, path in enumerate(files):
@@ -184,7 +253,9 @@ async def report(
 
 
 def render(rows: Sequence[Row]) -> str:
-    """Return the rows as a Markdown table, then the totals."""
+    """Return the rows as a Markdown table, then the totals; a table a stage where edited."""
+    if any(row.stages for row in rows):
+        return render_stages(rows)
     marks = {True: "kept", False: "**lost**", None: "none"}
     lines = ["| file | " + " | ".join(ASPECTS) + " | note |", "|---" * (len(ASPECTS) + 2) + "|"]
     for row in rows:
@@ -210,6 +281,42 @@ def render(rows: Sequence[Row]) -> str:
     return "\n".join(lines)
 
 
+STAGES: Final[tuple[tuple[str, Stage | None], ...]] = (
+    ("save", None),
+    ("edit", "edit"),
+    ("inspect", "inspect"),
+)
+
+
+def render_stages(rows: Sequence[Row]) -> str:
+    """Return a table a row a file with each stage's aspects, then the totals a stage."""
+    marks = {True: "kept", False: "**lost**", None: "-"}
+    heads = [f"{name} {aspect}" for name, _ in STAGES for aspect in ASPECTS]
+    lines = ["| file | " + " | ".join(heads) + " | note |", "|---" * (len(heads) + 2) + "|"]
+    done = [row for row in rows if not row.failure]
+
+    def stage(row: Row, which: Stage | None) -> dict[Aspect, bool | None]:
+        return row.kept if which is None else row.stages.get(which, {})
+
+    for row in rows:
+        cells = (
+            ["failed"] * len(heads)
+            if row.failure
+            else [marks[stage(row, which).get(a)] for _, which in STAGES for a in ASPECTS]
+        )
+        note = (row.failure or "").replace("|", "\\|").replace("\n", " ")[:160]
+        lines.append(f"| {row.name} | " + " | ".join(cells) + f" | {note} |")
+    lines += ["", f"**{len(rows)} files**: {len(done)} done, {len(rows) - len(done)} failed.", ""]
+    lines += ["| stage | aspect | kept | lost | none |", "|---|---|---|---|---|"]
+    for name, which in STAGES:
+        for aspect in ASPECTS:
+            counts = Counter(stage(row, which).get(aspect) for row in done)
+            lines.append(
+                f"| {name} | {aspect} | {counts[True]} | {counts[False]} | {counts[None]} |"
+            )
+    return "\n".join(lines)
+
+
 def files_in(paths: Sequence[Path]) -> list[Path]:
     """Return the .docx files named, and those in the directories named, sorted."""
     found: list[Path] = []
@@ -223,6 +330,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument(
         "paths", nargs="*", type=Path, help=f"files or directories (default: {CORPUS})"
+    )
+    parser.add_argument(
+        "--app",
+        choices=("wordcraft", "libreoffice"),
+        default="wordcraft",
+        help="the adapter to run (default: wordcraft)",
     )
     parser.add_argument(
         "--cli",
@@ -239,14 +352,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = shlex.split(args.cli) if args.cli else [sys.executable, str(STANDIN)]
     env = dict(pair.split("=", 1) for pair in args.env)
     files = files_in(args.paths or [CORPUS])
-    rows = anyio.run(_report, Subprocess(command, env=env), files, args.jobs, args.deadline)
+    app: App = Subprocess(command, env=env)
+    edit = None
+    if args.app == "libreoffice":
+        app, edit = LibreOffice(), LIBREOFFICE_EDIT
+    rows = anyio.run(_report, app, files, args.jobs, args.deadline, edit)
     print(render(rows))
-    lost = any(row.failure is not None or False in row.kept.values() for row in rows)
+    lost = any(
+        row.failure is not None
+        or False in row.kept.values()
+        or any(False in kept.values() for kept in row.stages.values())
+        for row in rows
+    )
     return 1 if args.check and lost else 0
 
 
-async def _report(app: App, files: Sequence[Path], jobs: int, deadline: float) -> list[Row]:
-    return await report(app, files, jobs=jobs, deadline=deadline)
+async def _report(
+    app: App,
+    files: Sequence[Path],
+    jobs: int,
+    deadline: float,
+    edit: Sequence[AppCommand] | None,
+) -> list[Row]:
+    return await report(app, files, jobs=jobs, deadline=deadline, edit=edit)
 
 
 if __name__ == "__main__":

@@ -78,10 +78,7 @@ class Command:
         """Return its parameters as a JSON schema."""
         properties: dict[str, JsonValue] = {}
         for param in self.fields():
-            described = dict(_SCHEMA[param.kind])
-            if param.about:
-                described["description"] = param.about
-            properties[param.name] = described
+            properties[param.name] = {**_SCHEMA[param.kind], "description": param.about}
         schema: dict[str, JsonValue] = {
             "type": "object",
             "properties": properties,

@@ -1,0 +1,180 @@
+"""Benchmark: the LibreOffice adapter against bare LibreOffice, measured in the same run.
+
+Three figures, each a ratio (or a time) against a baseline taken here, rounds interleaved so a
+busy machine weighs on both sides alike; each side is the median of its rounds:
+
+1. **First page**: ``render(page 1)`` of a new one-page file through the adapter (a job: a
+   fresh profile, the office over UNO, PDF export, ``pdftoppm``), against the same file through
+   bare ``soffice --headless --convert-to pdf`` then ``pdftoppm`` from the shell, on a fresh
+   profile too. Target: at most 1.3x.
+2. **Further pages**: each further page of a long revision already rendered once, from the cached
+   PDF. Target: at most 0.3 s a page.
+3. **Edit**: a batch of five commands on a one-page file through ``apply`` (which also loads the
+   saved file again and inspects it), against a bare UNO load-and-save of the same file by a
+   minimal script under the system Python. Target: at most 1.5x.
+
+Run: ``uv run --no-sync python scripts/bench/libreoffice.py [--rounds 3] [--pages 60]``.
+"""
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Final
+
+from artifactr.files.app import AppCommand
+from artifactr.files.documents import build_docx
+from artifactr.files.libreoffice import LibreOffice, available
+
+BARE_UNO: Final = """
+import os, subprocess, sys, time, uno
+directory, pipe = sys.argv[1], sys.argv[2]
+office = subprocess.Popen(["soffice", "--headless", "--norestore", "--nologo", "--nodefault",
+    "-env:UserInstallation=" + uno.systemPathToFileUrl(directory + "/profile"),
+    "--accept=pipe,name=" + pipe + ";urp;"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+local = uno.getComponentContext()
+manager = local.ServiceManager
+resolver = manager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
+while True:
+    try:
+        context = resolver.resolve("uno:pipe,name=" + pipe + ";urp;StarOffice.ComponentContext")
+        break
+    except Exception:
+        time.sleep(0.05)
+desktop = context.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", context)
+def prop(name, value):
+    p = uno.createUnoStruct("com.sun.star.beans.PropertyValue"); p.Name = name; p.Value = value
+    return p
+source = uno.systemPathToFileUrl(directory + "/in.docx")
+document = desktop.loadComponentFromURL(source, "_blank", 0, (prop("Hidden", True),))
+document.storeToURL(uno.systemPathToFileUrl(directory + "/out.docx"),
+    (prop("FilterName", "MS Word 2007 XML"),))
+office.kill()
+"""
+"""A bare UNO load-and-save: start, connect, load, store, kill; nothing else."""
+
+EDIT: Final = [
+    AppCommand(command="changes.track", params={"value": True}),
+    AppCommand(command="text.replaceAll", params={"find": "fox", "replace": "cat"}),
+    AppCommand(command="paragraph.insertAfter", params={"heading": "Details", "text": "Added."}),
+    AppCommand(command="text.setBold", params={"find": "Sales"}),
+    AppCommand(command="comment.add", params={"anchor": "north", "text": "Which north?"}),
+]
+"""The five commands of the edit."""
+
+
+def one_page(number: int) -> bytes:
+    """Return a one-page file whose content differs by ``number``, so no cache answers."""
+    return build_docx(
+        (
+            ("Title", f"Report {number}"),
+            ("Heading1", "Introduction"),
+            "The quick brown fox jumps over the lazy dog.",
+            ("Heading2", "Details"),
+            "Sales rose in the north and fell in the south.",
+        )
+    )
+
+
+def long_file(pages: int) -> bytes:
+    """Return a file of about ``pages`` pages of text."""
+    words = "Sales rose in the north and fell in the south, as they do every year. " * 8
+    return build_docx([("Heading1", "Long report"), *([words] * (pages * 6))])
+
+
+def bare_render(source: bytes) -> None:
+    """Render page 1 the bare way: ``soffice --convert-to pdf`` then ``pdftoppm``."""
+    with tempfile.TemporaryDirectory() as directory:
+        folder = Path(directory)
+        (folder / "in.docx").write_bytes(source)
+        subprocess.run(
+            [
+                "soffice",
+                "--headless",
+                f"-env:UserInstallation={(folder / 'profile').as_uri()}",
+                "--convert-to",
+                "pdf",
+                "--outdir",
+                directory,
+                str(folder / "in.docx"),
+            ],
+            capture_output=True,
+            check=True,
+        )
+        pdf = str(folder / "in.pdf")
+        argv = ["pdftoppm", "-f", "1", "-l", "1", "-r", "96", "-png", pdf, str(folder / "page")]
+        subprocess.run(argv, capture_output=True, check=True)
+
+
+def bare_save(source: bytes, number: int) -> None:
+    """Load and save the file over UNO, the bare way."""
+    with tempfile.TemporaryDirectory() as directory:
+        (Path(directory) / "in.docx").write_bytes(source)
+        subprocess.run(
+            ["/usr/bin/python3", "-c", BARE_UNO, directory, f"bench-{number}"],
+            capture_output=True,
+            check=True,
+            timeout=120,
+        )
+
+
+async def timed(work: Awaitable[object]) -> float:
+    """Return how many seconds a piece of work took."""
+    start = time.perf_counter()
+    await work
+    return time.perf_counter() - start
+
+
+async def main(rounds: int, pages: int) -> int:
+    """Run the figures and print them; return 1 if a target is missed."""
+    found = available()
+    if not found:
+        print("LibreOffice can't run here: " + "; ".join(found.missing))
+        return 1
+    app = LibreOffice()
+    await app.about()
+    await app.isolated()
+    renders: list[float] = []
+    bare_renders: list[float] = []
+    edits: list[float] = []
+    bare_saves: list[float] = []
+    for number in range(rounds):
+        source = one_page(number)
+        bare_renders.append(await timed(asyncio.to_thread(bare_render, source)))
+        renders.append(await timed(app.render(source, 1)))
+        edited = one_page(1000 + number)
+        bare_saves.append(await timed(asyncio.to_thread(bare_save, edited, number)))
+        edits.append(await timed(app.apply(edited, EDIT, author="Bench")))
+    long = long_file(pages)
+    first = await timed(app.render(long, 1))
+    count = (await app.inspect(long)).pages or 1
+    shown = list(range(2, min(count, 12) + 1))
+    further = [await timed(app.render(long, page)) for page in shown]
+
+    render_ratio = statistics.median(renders) / statistics.median(bare_renders)
+    edit_ratio = statistics.median(edits) / statistics.median(bare_saves)
+    per_page = statistics.mean(further)
+    print(
+        f"first page  adapter {statistics.median(renders):6.2f} s  bare convert+pdftoppm ", end=""
+    )
+    print(f"{statistics.median(bare_renders):6.2f} s  ratio {render_ratio:4.2f}x  (target <= 1.3x)")
+    print(f"edit x5     adapter {statistics.median(edits):6.2f} s  bare UNO load+save    ", end="")
+    print(f"{statistics.median(bare_saves):6.2f} s  ratio {edit_ratio:4.2f}x  (target <= 1.5x)")
+    print(f"long file   {count} pages: first page {first:5.2f} s (the export), then ", end="")
+    print(f"{per_page:4.2f} s a page over pages 2-{shown[-1] if shown else 1} (target <= 0.3 s)")
+    print(f"rounds: {rounds}; isolated network: {await app.isolated()}")
+    missed = render_ratio > 1.3 or edit_ratio > 1.5 or per_page > 0.3
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of each figure")
+    parser.add_argument("--pages", type=int, default=60, help="pages of the long file")
+    arguments = parser.parse_args()
+    sys.exit(asyncio.run(main(arguments.rounds, arguments.pages)))

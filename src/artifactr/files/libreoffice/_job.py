@@ -203,7 +203,9 @@ def _read_back(path: Path, limit: int) -> bytes:
 def _forget_pipes(pipe: str, directory: Path) -> None:
     """Remove the sockets a killed office leaves in /tmp: its pipe and its single-instance one."""
     profile = (directory / "profile").as_uri()
-    single = hashlib.md5(profile.encode("utf-16-le"), usedforsecurity=False).hexdigest()
+    digest = hashlib.md5(profile.encode("utf-16-le"), usedforsecurity=False).digest()
+    # LibreOffice writes each byte of the digest in hex without its leading zero.
+    single = "".join(f"{byte:x}" for byte in digest)
     for name in (pipe, f"SingleOfficeIPC_{single}"):
         with suppress(OSError):
             Path(f"/tmp/OSL_PIPE_{os.getuid()}_{name}").unlink()

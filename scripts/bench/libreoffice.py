@@ -136,7 +136,7 @@ async def main(rounds: int, pages: int) -> int:
     if not found:
         print("LibreOffice can't run here: " + "; ".join(found.missing))
         return 1
-    app = LibreOffice()
+    app = LibreOffice(export_deadline=300)
     await app.about()
     await app.isolated()
     renders: list[float] = []
@@ -146,13 +146,13 @@ async def main(rounds: int, pages: int) -> int:
     for number in range(rounds):
         source = one_page(number)
         bare_renders.append(await timed(asyncio.to_thread(bare_render, source)))
-        renders.append(await timed(app.render(source, 1)))
+        renders.append(await timed(app.render(source, 1, deadline=120)))
         edited = one_page(1000 + number)
         bare_saves.append(await timed(asyncio.to_thread(bare_save, edited, number)))
-        edits.append(await timed(app.apply(edited, EDIT, author="Bench")))
+        edits.append(await timed(app.apply(edited, EDIT, author="Bench", deadline=120)))
     long = long_file(pages)
-    first = await timed(app.render(long, 1))
-    count = (await app.inspect(long)).pages or 1
+    first = await timed(app.render(long, 1, deadline=300))
+    count = (await app.inspect(long, deadline=300)).pages or 1
     shown = list(range(2, min(count, 12) + 1))
     further = [await timed(app.render(long, page)) for page in shown]
 

@@ -31,7 +31,11 @@ async def test_native_files_runs_on_libreoffice_from_upload_to_a_rendered_page(
     office: LibreOffice, report: bytes
 ) -> None:
     files = NativeFiles(
-        blobs=InMemoryBlobs(), app=office, leases=InMemoryLeases(), checkouts=InMemoryCheckouts()
+        blobs=InMemoryBlobs(),
+        app=office,
+        leases=InMemoryLeases(),
+        checkouts=InMemoryCheckouts(),
+        render_deadline=45,
     )
     ws = await Workspaces(InMemoryStorage(), types=[WordDocument]).open("t", "w", actor=ALICE)
     uploaded = await files.upload(ws, "report.docx", chunks(report))

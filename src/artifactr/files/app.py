@@ -4,7 +4,8 @@ An :class:`App` takes a file's bytes and gives back new bytes, or what it reads 
 call is stateless (bytes in, bytes out) and has a deadline in seconds. Failures are typed
 (:class:`~artifactr.files.errors.AppFailure`): ``timeout``, ``crashed``, ``too_large`` and
 ``refused``, the last with the app's reason. Adapters: :class:`~artifactr.files.fake.FakeApp`
-(real .docx bytes, for tests and the demo) and WordCraft's (:mod:`artifactr.files.wordcraft`).
+(real .docx bytes, for tests and the demo), WordCraft's (:mod:`artifactr.files.wordcraft`) and
+LibreOffice (:mod:`artifactr.files.libreoffice`, ADR-0008).
 """
 
 from collections.abc import Mapping, Sequence

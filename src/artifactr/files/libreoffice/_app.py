@@ -49,6 +49,9 @@ DEFAULT_AUTHOR: Final = "LibreOffice User"
 MAX_FILE: Final = 64 * 1024 * 1024
 """The most bytes a file (in, saved, or its PDF) may have, by default."""
 
+EXPORT_DEADLINE: Final = 120.0
+"""Seconds an export to PDF may take, by default: a 180-page file takes 20 s on two cores."""
+
 PDF_CACHE: Final = 256 * 1024 * 1024
 """The most bytes of PDFs the render cache keeps, by default."""
 
@@ -182,6 +185,8 @@ class LibreOffice:
         max_size: The most bytes a file, a saved file or a PDF may have.
         author: Who edits when ``apply`` names nobody.
         pdf_cache: The most bytes of PDFs kept for renders (0 keeps none).
+        export_deadline: Seconds an export to PDF may take (a long document's first render);
+            a render that stops waiting sooner leaves the export going, for the next call.
         deadline: Seconds a listing of the office's version may take.
     """
 
@@ -194,6 +199,7 @@ class LibreOffice:
         max_size: int = MAX_FILE,
         author: str = DEFAULT_AUTHOR,
         pdf_cache: int = PDF_CACHE,
+        export_deadline: float = EXPORT_DEADLINE,
         deadline: float = EDIT_DEADLINE,
     ) -> None:
         self.soffice = soffice
@@ -202,11 +208,12 @@ class LibreOffice:
         self.max_size = max_size
         self.author = author
         self.pdf_cache = pdf_cache
+        self.export_deadline = export_deadline
         self.deadline = deadline
         self._isolated: bool | None = None
         self._about: About | None = None
         self._pdfs: OrderedDict[str, _Exported] = OrderedDict()
-        self._exporting: dict[str, asyncio.Future[_Exported]] = {}
+        self._exporting: dict[str, asyncio.Task[_Exported]] = {}
 
     @property
     def name(self) -> str:
@@ -374,34 +381,45 @@ class LibreOffice:
         return (await self._export(content, deadline)).pdf
 
     async def _export(self, content: bytes, deadline: float) -> _Exported:
+        """Return the content's PDF: kept, being exported, or exported now.
+
+        The export runs as a task of its own, under ``export_deadline``: a caller whose deadline
+        is shorter stops waiting (``AppTimeout``) but the export goes on, so the next call finds
+        it done, and callers asking for the same content at once share it.
+        """
         about = await self.about()
         key = f"{hashlib.sha256(content).hexdigest()}:{about.version}:{about.build}"
         cached = self._pdfs.get(key)
         if cached is not None:
             self._pdfs.move_to_end(key)
             return cached
-        running = self._exporting.get(key)
-        if running is not None:
-            return await asyncio.shield(running)
-        future = asyncio.get_running_loop().create_future()
-        self._exporting[key] = future
+        task = self._exporting.get(key)
+        if task is None:
+            task = asyncio.create_task(self._exported(key, content, await self._runner()))
+            task.add_done_callback(_retrieved)
+            self._exporting[key] = task
+        try:
+            async with asyncio.timeout(deadline):
+                return await asyncio.shield(task)
+        except TimeoutError:
+            raise AppTimeout(
+                f"libreoffice's export to PDF took longer than {deadline:g} s; it goes on for "
+                f"up to {self.export_deadline:g} s, so try again"
+            ) from None
+
+    async def _exported(self, key: str, content: bytes, runner: _job.Runner) -> _Exported:
         try:
             reply = await _job.run(
-                await self._runner(),
+                runner,
                 "pdf",
                 content,
-                deadline=deadline,
+                deadline=self.export_deadline,
                 author=self.author,
                 output="out.pdf",
             )
-            exported = _Exported(reply.output or b"", _Pdf.model_validate(reply.result).pages)
-        except BaseException as error:
-            future.set_exception(error)
-            future.exception()
-            raise
         finally:
             del self._exporting[key]
-        future.set_result(exported)
+        exported = _Exported(reply.output or b"", _Pdf.model_validate(reply.result).pages)
         self._keep(key, exported)
         return exported
 
@@ -418,7 +436,9 @@ class LibreOffice:
         """Return one page (from 1) as a PNG at 96 dpi times ``scale`` (clamped to 0.1-4).
 
         The first render of a content exports the whole document to PDF (one office start-up);
-        every other page of it comes from the cached PDF, through ``pdftoppm``.
+        every other page of it comes from the cached PDF, through ``pdftoppm``. The deadline
+        bounds the wait for the export (which goes on, for the next call, if the wait ends) and
+        the rasterising of the page, each.
 
         Raises:
             AppRefused: If there is no such page, the scale is not a number, or the file can't
@@ -428,14 +448,11 @@ class LibreOffice:
         if not math.isfinite(scale):
             raise AppRefused("bad parameters: `scale` must be a number")
         content, _ = await self._screen(source)
-        loop = asyncio.get_running_loop()
-        started = loop.time()
         exported = await self._export(content, deadline)
         if not 1 <= page <= exported.pages:
             raise AppRefused(f"no page {page}: the document has {exported.pages}")
         dpi = DPI * min(max(scale, MIN_SCALE), MAX_SCALE)
-        left = max(deadline - (loop.time() - started), 0.0)
-        return await _rasterise(exported.pdf, page, dpi, left)
+        return await _rasterise(exported.pdf, page, dpi, deadline)
 
     async def commands(self, query: str = "") -> Sequence[CommandSpec]:
         """Return the adapter's commands whose id or label contains ``query``, in any case."""
@@ -443,6 +460,12 @@ class LibreOffice:
 
 
 # ─── helpers ──────────────────────────────────────────────────────────────────
+
+
+def _retrieved(task: "asyncio.Task[_Exported]") -> None:
+    # An export nobody waits for any more may fail: its failure is the next call's to see.
+    if not task.cancelled():
+        task.exception()
 
 
 def _read_all(source: IO[bytes], limit: int) -> bytes:

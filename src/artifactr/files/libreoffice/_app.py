@@ -464,7 +464,7 @@ class LibreOffice:
 
 def _retrieved(task: "asyncio.Task[_Exported]") -> None:
     # An export nobody waits for any more may fail: its failure is the next call's to see.
-    if not task.cancelled():
+    with suppress(asyncio.CancelledError):
         task.exception()
 
 

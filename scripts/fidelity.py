@@ -208,8 +208,9 @@ async def check(
 
 def inspected(original: Contents, inspection: Inspection) -> dict[Aspect, bool | None]:
     """Return whether an inspection read the original's text, comments and tracked changes."""
-    lines = {" ".join(line.split()) for line in inspection.text.splitlines()}
-    body = " ".join(inspection.text.split())
+    # Whitespace aside: the original's text is its w:t only, where the app reads tabs too.
+    lines = {"".join(line.split()) for line in inspection.text.splitlines()}
+    body = "".join(inspection.text.split())
     comments = tuple(
         sorted(
             (item.author or "", item.text) for item in inspection.review if item.kind == "comment"
@@ -222,7 +223,9 @@ def inspected(original: Contents, inspection: Inspection) -> dict[Aspect, bool |
         if item.kind == "change" and item.change is not None
     )
     read: dict[Aspect, bool | None] = {
-        "text": all(text in lines or text in body for text in original.text),
+        "text": all(
+            (flat := "".join(text.split())) in lines or flat in body for text in original.text
+        ),
         "comments": comments == original.comments,
         "changes": changes == original.changes,
         "images": None,

@@ -15,12 +15,10 @@ import os
 import shutil
 import signal
 import subprocess
-import tempfile
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Final
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
@@ -267,15 +265,20 @@ class LibreOffice:
             max_file=self.max_size,
         )
 
-    async def _screen(self, source: Source) -> tuple[bytes, str]:
-        """Return the file's bytes and fingerprint, or refuse it before any office starts."""
+    async def _bytes(self, source: Source) -> bytes:
+        """Return the file's bytes, or refuse a file over the size limit."""
         if not isinstance(source, bytes):
             source = await asyncio.to_thread(_read_all, source, self.max_size)
         if len(source) > self.max_size:
             raise AppTooLarge(
                 f"the file has {len(source)} bytes, over the limit of {self.max_size}"
             )
-        return source, await asyncio.to_thread(_fingerprint, source)
+        return source
+
+    async def _screen(self, source: Source) -> tuple[bytes, str]:
+        """Return the file's bytes and fingerprint, or refuse it before any office starts."""
+        content = await self._bytes(source)
+        return content, await asyncio.to_thread(_fingerprint, content)
 
     async def apply(
         self,
@@ -377,8 +380,7 @@ class LibreOffice:
             AppRefused: If the file is not a .docx, or the office can't open it.
             AppFailure: As :meth:`apply`.
         """
-        content, _ = await self._screen(source)
-        return (await self._export(content, deadline)).pdf
+        return (await self._export(await self._bytes(source), deadline)).pdf
 
     async def _export(self, content: bytes, deadline: float) -> _Exported:
         """Return the content's PDF: kept, being exported, or exported now.
@@ -394,6 +396,10 @@ class LibreOffice:
             self._pdfs.move_to_end(key)
             return cached
         task = self._exporting.get(key)
+        if task is None:
+            # Screened only when no PDF is kept: a further page costs no screening.
+            await asyncio.to_thread(_fingerprint, content)
+            task = self._exporting.get(key)
         if task is None:
             task = asyncio.create_task(self._exported(key, content, await self._runner()))
             task.add_done_callback(_retrieved)
@@ -447,8 +453,7 @@ class LibreOffice:
         """
         if not math.isfinite(scale):
             raise AppRefused("bad parameters: `scale` must be a number")
-        content, _ = await self._screen(source)
-        exported = await self._export(content, deadline)
+        exported = await self._export(await self._bytes(source), deadline)
         if not 1 <= page <= exported.pages:
             raise AppRefused(f"no page {page}: the document has {exported.pages}")
         dpi = DPI * min(max(scale, MIN_SCALE), MAX_SCALE)
@@ -489,12 +494,14 @@ def _saved_fingerprint(content: bytes) -> str:
         raise AppCrashed(f"libreoffice saved something that is not a .docx: {error}") from error
 
 
-async def _output(argv: Sequence[str], deadline: float, what: str) -> bytes:
-    """Return what a short program prints, killed with its group at the deadline."""
+async def _output(
+    argv: Sequence[str], deadline: float, what: str, given: bytes | None = None
+) -> bytes:
+    """Return what a short program prints (given ``given`` on stdin), killed at the deadline."""
     try:
         process = await asyncio.create_subprocess_exec(
             *argv,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.DEVNULL if given is None else subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
@@ -503,7 +510,7 @@ async def _output(argv: Sequence[str], deadline: float, what: str) -> bytes:
         raise AppCrashed(f"{what} could not start: {error}") from error
     try:
         async with asyncio.timeout(deadline):
-            out, _ = await process.communicate()
+            out, _ = await process.communicate(given)
     except TimeoutError:
         raise AppTimeout(f"{what} took longer than {deadline:g} s and was stopped") from None
     finally:
@@ -516,8 +523,5 @@ async def _output(argv: Sequence[str], deadline: float, what: str) -> bytes:
 
 
 async def _rasterise(pdf: bytes, page: int, dpi: float, deadline: float) -> bytes:
-    with tempfile.TemporaryDirectory(prefix="pdftoppm-") as directory:
-        path = Path(directory) / "in.pdf"
-        await asyncio.to_thread(path.write_bytes, pdf)
-        argv = ["pdftoppm", "-f", str(page), "-l", str(page), "-r", f"{dpi:g}", "-png", str(path)]
-        return await _output(argv, deadline, "pdftoppm")
+    argv = ["pdftoppm", "-f", str(page), "-l", str(page), "-r", f"{dpi:g}", "-png", "-"]
+    return await _output(argv, deadline, "pdftoppm", pdf)

@@ -301,6 +301,7 @@ def inspect(document):
         depth = level(element)
         if depth and line.strip():
             outline.append("  " * (depth - 1) + " ".join(line.split()))
+    lines.extend(boxes(document, comments))
     notes = document.getFootnotes()
     lines.extend(
         f"[{index + 1}] {notes.getByIndex(index).getString()}" for index in range(notes.getCount())
@@ -346,6 +347,25 @@ def inspect(document):
         "review": review,
         "pages": pages(document),
     }
+
+
+def boxes(document, comments):
+    """Return the lines of the text frames and text boxes, in the draw page's order."""
+    found = []
+    page = document.getDrawPage()
+    for index in range(page.getCount()):
+        shape = page.getByIndex(index)
+        try:
+            text = shape.getText()
+        except Exception:
+            continue
+        inner = []
+        try:
+            walk(text, inner, comments)
+        except Exception:
+            inner = [text.getString()]
+        found.extend(line for line in inner if line.strip())
+    return found
 
 
 def roman(number):
@@ -585,9 +605,9 @@ def append(session, params):
     last = body[-1] if body and not is_table(body[-1]) else None
     style = new_style(session.document, params, last)
     text = session.document.getText()
+    # finishParagraph adds a paragraph after the last, leaving what is anchored to it in place.
+    text.finishParagraph(())
     cursor = text.createTextCursorByRange(text.getEnd())
-    if last is None or visible(last) or "style" in params:
-        text.insertControlCharacter(cursor, PARAGRAPH_BREAK, False)
     cursor.ParaStyleName = style
     text.insertString(cursor, params["text"], False)
     return {"style": style}

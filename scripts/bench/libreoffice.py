@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Awaitable
 from pathlib import Path
 from typing import Final
@@ -36,7 +37,8 @@ import os, subprocess, sys, time, uno
 directory, pipe = sys.argv[1], sys.argv[2]
 office = subprocess.Popen(["soffice", "--headless", "--norestore", "--nologo", "--nodefault",
     "-env:UserInstallation=" + uno.systemPathToFileUrl(directory + "/profile"),
-    "--accept=pipe,name=" + pipe + ";urp;"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    "--accept=pipe,name=" + pipe + ";urp;"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    start_new_session=True)
 local = uno.getComponentContext()
 manager = local.ServiceManager
 resolver = manager.createInstanceWithContext("com.sun.star.bridge.UnoUrlResolver", local)
@@ -54,9 +56,9 @@ source = uno.systemPathToFileUrl(directory + "/in.docx")
 document = desktop.loadComponentFromURL(source, "_blank", 0, (prop("Hidden", True),))
 document.storeToURL(uno.systemPathToFileUrl(directory + "/out.docx"),
     (prop("FilterName", "MS Word 2007 XML"),))
-office.kill()
+os.killpg(office.pid, 9)
 """
-"""A bare UNO load-and-save: start, connect, load, store, kill; nothing else."""
+"""A bare UNO load-and-save: start, connect, load, store, kill the group; nothing else."""
 
 EDIT: Final = [
     AppCommand(command="changes.track", params={"value": True}),
@@ -120,12 +122,12 @@ def bare_page(pdf: bytes, page: int) -> None:
         subprocess.run([*argv, str(Path(directory) / "page")], capture_output=True, check=True)
 
 
-def bare_save(source: bytes, number: int) -> None:
+def bare_save(source: bytes) -> None:
     """Load and save the file over UNO, the bare way."""
     with tempfile.TemporaryDirectory() as directory:
         (Path(directory) / "in.docx").write_bytes(source)
         subprocess.run(
-            ["/usr/bin/python3", "-c", BARE_UNO, directory, f"bench-{number}"],
+            ["/usr/bin/python3", "-c", BARE_UNO, directory, f"bench-{uuid.uuid4().hex}"],
             capture_output=True,
             check=True,
             timeout=120,
@@ -157,7 +159,7 @@ async def main(rounds: int, pages: int) -> int:
         bare_renders.append(await timed(asyncio.to_thread(bare_render, source)))
         renders.append(await timed(app.render(source, 1, deadline=120)))
         edited = one_page(1000 + number)
-        bare_saves.append(await timed(asyncio.to_thread(bare_save, edited, number)))
+        bare_saves.append(await timed(asyncio.to_thread(bare_save, edited)))
         edits.append(await timed(app.apply(edited, EDIT, author="Bench", deadline=120)))
     long = long_file(pages)
     first = await timed(app.render(long, 1, deadline=300))

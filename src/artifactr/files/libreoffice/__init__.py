@@ -37,7 +37,9 @@ whether that is required, preferred (the default, with a warning where it can't)
 **Renders.** The first render of a content exports the whole document to PDF once (one office
 start-up) and keeps the PDF in a bounded in-process cache keyed by the content's SHA-256 and the
 office's version and build; each page is then rasterised from it by ``pdftoppm`` at 96 dpi times
-the scale. :meth:`LibreOffice.pdf` returns that PDF.
+the scale. :meth:`LibreOffice.pdf` returns that PDF. The export runs under its own deadline
+(``export_deadline``, 120 s by default): a render that stops waiting at its own deadline leaves
+the export going, so the next render of that content finds it done.
 
 **Commands** (:meth:`LibreOffice.commands` lists them with a JSON schema of their parameters).
 A batch is atomic: every command runs on the loaded document and the file is saved only if all

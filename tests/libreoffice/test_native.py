@@ -8,6 +8,7 @@ review and pages the office read; a page of it renders as a real PNG.
 import io
 import zipfile
 
+import pytest
 from artifactr import AgentActor, UserActor, Workspaces
 from artifactr.core import RespondToProposal
 from artifactr.workspace import InMemoryStorage
@@ -23,6 +24,9 @@ from artifactr.files import (
 from artifactr.files.libreoffice import LibreOffice
 from artifactr.files.native import NativeFiles
 from tests.native.conftest import chunks
+
+# Each test starts a real office (or a few): one to ten seconds a start on two shared cores.
+pytestmark = pytest.mark.timeout(180)
 
 ALICE = UserActor(id="alice", name="Alice")
 

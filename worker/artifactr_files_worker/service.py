@@ -27,8 +27,7 @@ A call goes through these steps, each of which may end it with a typed reply:
    happens, its whole process group is killed and its directory wiped. A file the app can't
    open is ``refused``, with the app's reason.
 6. **The reply**: the outcome's line of JSON (which names the app) and the bytes, or the typed
-   failure. The upload's
-   directory is wiped too, whatever happened.
+   failure. The upload's directory is wiped too, whatever happened.
 
 Each job is logged with its kind, outcome, size, deadline and start and end times (monotonic),
 never with any of the file's content.

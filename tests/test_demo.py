@@ -1,24 +1,55 @@
-"""The demo: the whole story runs on the embedded default and tells it truthfully."""
+"""The demo: the whole story runs on the embedded default and tells it truthfully.
+
+It runs on FakeApp here (``ARTIFACTR_FILES_APP=fake``), so it needs no office; the choice of
+app is checked both ways with the office's availability passed in; and where LibreOffice can
+run (always in CI), the story runs on it up to the agent's edit, with a real page.
+"""
 
 import io
 import runpy
+import struct
 import sys
 import zipfile
 from pathlib import Path
 
 import pytest
 
-from artifactr.files.demo import DOCUMENT, choose_app, run, source_document
+from artifactr.files.demo import (
+    DOCUMENT,
+    FORCE_FAKE,
+    append_paragraph,
+    choose_app,
+    run,
+    source_document,
+)
 from artifactr.files.fake import FakeApp
+from artifactr.files.libreoffice import Availability, LibreOffice
 from tests.conftest import CORPUS
+from tests.office import need_office
+
+PNG = b"\x89PNG\r\n\x1a\n"
+HERE = Availability("/usr/bin/soffice", "/usr/bin/python3", "/usr/bin/pdftoppm", ())
+ABSENT = Availability(None, None, None, ("no `soffice` on the PATH (apt-get install ...)",))
 
 
-async def test_the_story_runs_from_upload_to_the_final_docx(tmp_path: Path) -> None:
+def size(png: bytes) -> tuple[int, int]:
+    """Return a PNG's width and height."""
+    assert png.startswith(PNG)
+    width, height = struct.unpack(">II", png[16:24])
+    return width, height
+
+
+async def test_the_story_runs_from_upload_to_the_final_docx(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(FORCE_FAKE, "fake")
     told: list[str] = []
     final = await run(tmp_path, say=told.append)
     story = "\n".join(told)
-    assert story.startswith("app: FakeApp")
-    assert "The agent edits through edit_native: Proposed as prp_" in story
+    assert story.startswith("app: FakeApp (ARTIFACTR_FILES_APP=fake)")
+    assert "The agent looks at page 1 through view_page, as fake renders it" in story
+    assert size((tmp_path / "page-1.png").read_bytes()) > (0, 0)
+    assert "and edits through edit_native: Proposed as prp_" in story
     assert "is checked out by Alice (user:alice) until" in story
     assert "Alice checks it in: applied, v3" in story
     assert "retries the upload: unchanged, still v3" in story
@@ -33,13 +64,54 @@ async def test_the_story_runs_from_upload_to_the_final_docx(tmp_path: Path) -> N
     assert "Bob's aside." not in body  # his stale check-in is a proposal, not a revision
 
 
-def test_the_demo_uses_wordcraft_only_when_told_where_it_is() -> None:
-    app, label = choose_app({})
-    assert isinstance(app, FakeApp)
-    assert "FakeApp" in label
-    app, label = choose_app({"WORDCRAFT_CLI": "/opt/wordcraft/bin/wordcraft-cli"})
+class Stop(Exception):
+    """Ends the story once the agent's edit is told."""
+
+
+async def test_on_libreoffice_the_agent_sees_a_real_page_and_edits_in_its_commands(
+    tmp_path: Path,
+) -> None:
+    need_office()
+    told: list[str] = []
+
+    def say(line: str) -> None:
+        told.append(line)
+        if line.startswith("\n3."):
+            raise Stop
+
+    with pytest.raises(Stop):
+        await run(tmp_path, say=say, chosen=(LibreOffice(), "LibreOffice"))
+    story = "\n".join(told)
+    assert "The agent looks at page 1 through view_page, as libreoffice renders it" in story
+    assert "and edits through edit_native: Proposed as prp_" in story
+    assert "Bob accepts proposal prp_" in story
+    width, height = size((tmp_path / "page-1.png").read_bytes())
+    assert (width, height) in {(816, 1056), (794, 1123)}  # Letter or A4 at 96 dpi
+
+
+def test_the_demo_uses_wordcraft_when_told_libreoffice_when_here_and_fakeapp_otherwise() -> None:
+    app, label = choose_app({"WORDCRAFT_CLI": "/opt/wordcraft/bin/wordcraft-cli"}, lambda: HERE)
     assert app.name == "wordcraft"
     assert label == "WordCraft (/opt/wordcraft/bin/wordcraft-cli)"
+    app, label = choose_app({}, lambda: HERE)
+    assert isinstance(app, LibreOffice)
+    assert label == "LibreOffice (real pages, run headless)"
+    app, label = choose_app({FORCE_FAKE: "fake"}, lambda: HERE)
+    assert isinstance(app, FakeApp)
+    assert label == "FakeApp (ARTIFACTR_FILES_APP=fake)"
+    app, label = choose_app({}, lambda: ABSENT)
+    assert isinstance(app, FakeApp)
+    assert label.startswith("FakeApp (drawn pages; LibreOffice can't run here: no `soffice`")
+
+
+def test_a_paragraph_is_appended_in_each_apps_own_commands() -> None:
+    office = append_paragraph("libreoffice", "Signed.")
+    assert [(c.command, dict(c.params)) for c in office] == [
+        ("paragraph.append", {"text": "Signed."})
+    ]
+    wordcraft = append_paragraph("wordcraft", "Signed.")
+    assert [c.command for c in wordcraft] == ["caret.docEnd", "text.newParagraph", "text.insert"]
+    assert append_paragraph("fake", "Signed.") == wordcraft
 
 
 def test_the_demo_uploads_a_corpus_document_or_builds_one(tmp_path: Path) -> None:
@@ -54,8 +126,10 @@ def test_the_demo_uploads_a_corpus_document_or_builds_one(tmp_path: Path) -> Non
 def test_the_module_runs_as_a_command_into_the_folder_it_is_given(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv(FORCE_FAKE, "fake")
     monkeypatch.setattr(sys, "argv", ["demo", str(tmp_path / "out")])
     monkeypatch.delitem(sys.modules, "artifactr.files.demo")  # run it afresh, as -m does
     runpy.run_module("artifactr.files.demo", run_name="__main__")
     assert "8. The final .docx" in capsys.readouterr().out
     assert list((tmp_path / "out").glob("final-*.docx"))
+    assert (tmp_path / "out" / "page-1.png").read_bytes().startswith(PNG)

@@ -7,10 +7,11 @@ the time to refusal, and the worker's peak resident memory while it handled that
 ``VmHWM``, reset before each file through ``/proc/<pid>/clear_refs``). Then it sends a sound
 document, to show the worker still serves the next job. Loopback only::
 
-    python -m scripts.bench.hostile [--cli "wordcraft-cli"]
+    python -m scripts.bench.hostile [--cli "wordcraft-cli"] [--app libreoffice]
 
-``--cli`` is the app (``$WORDCRAFT_CLI`` by default, else the test stand-in); the hostile files
-never reach it. The worker's tests use :func:`spawn` and :func:`peak` too.
+``--cli`` is the app (``$WORDCRAFT_CLI`` by default, else the test stand-in), or ``--app
+libreoffice`` makes the worker a LibreOffice one; the hostile files never reach either. The
+worker's tests use :func:`spawn` and :func:`peak` too.
 """
 
 import argparse
@@ -57,10 +58,12 @@ class Spawned:
     """Where it listens."""
     pid: int
     """Its process id, for its memory."""
+    app_name: str = "wordcraft"
+    """Its app (``WORKER_APP``)."""
 
     def app(self) -> Worker:
-        """Return the package's adapter for it."""
-        return Worker(self.url, token=TOKEN)
+        """Return the package's adapter for it, named for its app."""
+        return Worker(self.url, token=TOKEN, app=self.app_name)
 
 
 def default_cli() -> list[str]:
@@ -102,7 +105,7 @@ def spawn(cli: Sequence[str], env: Mapping[str, str] | None = None) -> Generator
         try:
             url = f"http://127.0.0.1:{port}"
             _wait_until_healthy(url, process, log)
-            yield Spawned(url, process.pid)
+            yield Spawned(url, process.pid, environ.get("WORKER_APP", "wordcraft"))
         finally:
             process.terminate()
             try:
@@ -176,14 +179,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the bench and print its table; exit 1 if any file wasn't refused as expected."""
     parser = argparse.ArgumentParser(description="Time the worker's refusal of hostile files.")
     parser.add_argument("--cli", type=shlex.split, default=None, help="the app's command line")
+    parser.add_argument(
+        "--app", choices=("wordcraft", "libreoffice"), default="wordcraft", help="the worker's app"
+    )
     options = parser.parse_args(argv)
     cli: list[str] = options.cli or default_cli()
-    with spawn(cli) as spawned:
+    with spawn(cli, {"WORKER_APP": options.app}) as spawned:
         results = anyio.run(refuse_all, spawned)
         started = time.monotonic()
         inspection = anyio.run(spawned.app().inspect, build_docx())
         after = time.monotonic() - started
-    print(f"worker: 127.0.0.1, one process; app: {shlex.join(cli)}\n")
+    app = shlex.join(cli) if options.app == "wordcraft" else "libreoffice"
+    print(f"worker: 127.0.0.1, one process; app: {app}\n")
     print(f"| {'file':<15} | {'outcome':<27} | {'expected':<17} | time to refusal | peak RSS |")
     print(f"|{'-' * 17}|{'-' * 29}|{'-' * 19}|-----------------|----------|")
     wrong = 0

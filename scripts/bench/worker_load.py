@@ -8,10 +8,12 @@ three ports, each client spreading its calls over them in turn. A busy worker an
 prints the throughput (jobs a second) and the latency's 50th, 95th and 99th percentiles::
 
     python -m scripts.bench.worker_load [--clients 8] [--seconds 8] [--cli "wordcraft-cli"]
+    python -m scripts.bench.worker_load --app libreoffice [--clients 6] [--seconds 30]
 
 The app is the quick stand-in by default (``tests/worker/quick.py``: the worker's own costs, a
 process per job, with no document work); ``--cli`` names another (the full stand-in, or
-WordCraft). The whole run takes about twice ``--seconds``, plus start-up.
+WordCraft), and ``--app libreoffice`` makes the workers LibreOffice ones (a fresh office a job).
+The whole run takes about twice ``--seconds``, plus start-up.
 """
 
 import argparse
@@ -20,7 +22,7 @@ import statistics
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,13 +93,22 @@ async def load(workers: Sequence[Spawned], clients: int, seconds: float, documen
     return run
 
 
-def measure(cli: Sequence[str], counts: Sequence[int], clients: int, seconds: float) -> list[Run]:
-    """Run the load against each count of workers in turn; return the runs."""
+def measure(
+    cli: Sequence[str],
+    counts: Sequence[int],
+    clients: int,
+    seconds: float,
+    env: Mapping[str, str] | None = None,
+) -> list[Run]:
+    """Run the load against each count of workers in turn; return the runs.
+
+    ``env`` is more variables for each worker (``WORKER_APP``).
+    """
     document = build_docx()
     runs: list[Run] = []
     for count in counts:
         with ExitStack() as stack:
-            workers = [stack.enter_context(spawn(cli)) for _ in range(count)]
+            workers = [stack.enter_context(spawn(cli, env)) for _ in range(count)]
             runs.append(anyio.run(load, workers, clients, seconds, document))
     return runs
 
@@ -108,10 +119,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=8, help="concurrent clients (8)")
     parser.add_argument("--seconds", type=float, default=8.0, help="seconds per run (8)")
     parser.add_argument("--cli", type=shlex.split, default=None, help="the app's command line")
+    parser.add_argument(
+        "--app", choices=("wordcraft", "libreoffice"), default="wordcraft", help="the workers' app"
+    )
     options = parser.parse_args(argv)
     cli: list[str] = options.cli or [sys.executable, str(Path(QUICK))]
-    runs = measure(cli, (1, 3), options.clients, options.seconds)
-    print(f"app: {shlex.join(cli)}; one inspect a call; 127.0.0.1\n")
+    env = {"WORKER_APP": options.app}
+    runs = measure(cli, (1, 3), options.clients, options.seconds, env)
+    app = (
+        shlex.join(cli)
+        if options.app == "wordcraft"
+        else "libreoffice (soffice, a fresh one a job)"
+    )
+    print(f"app: {app}; one inspect a call; 127.0.0.1\n")
     print("| workers | clients | jobs | jobs/s | p50 | p95 | p99 | failed |")
     print("|--------:|--------:|-----:|-------:|----:|----:|----:|-------:|")
     for run in runs:

@@ -1,5 +1,8 @@
 """The served job (``python -m artifactr.files.serve``): grantr's access, two people, real HTTP.
 
+It runs on FakeApp (``ARTIFACTR_FILES_APP=fake``) for the whole walk below, and, where
+LibreOffice can run (always in CI), once more on it, to say so and serve a real page.
+
 The job runs as ``python -m`` runs it, on a free port, and each curl line it prints is tried
 with an HTTP client against it: rita, a viewer, downloads the file, sees the lease and views a
 page, and is refused check-out and check-in with the status and body the lines promise; someone
@@ -11,6 +14,7 @@ import io
 import re
 import runpy
 import socket
+import struct
 import sys
 import threading
 import time
@@ -25,7 +29,9 @@ from artifactr.core import SystemActor
 from grantr import Agent, User
 
 from artifactr.files import serve
+from artifactr.files.demo import FORCE_FAKE
 from tests.documents import build_docx
+from tests.office import need_office
 from tests.router.conftest import DOCX_BODY
 
 EDITED = build_docx(["An edited document."])
@@ -51,13 +57,17 @@ def retry_until_listening(send: Callable[[], httpx2.Response]) -> httpx2.Respons
     return send()
 
 
-def test_the_served_job_lets_a_reader_read_and_an_editor_check_out_and_in_over_http(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
+def start_job(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    requests: int,
+) -> tuple[threading.Thread, str, str, str]:
+    """Start the job as ``python -m`` does, stopping after ``requests``; return it, what it
+    printed, and the seeded file's name and URL, once it has printed its lines."""
     port = free_port()
     argv = ["serve", "--port", str(port), "--database", str(tmp_path / "out" / "serve.db")]
-    # It stops after the twelve requests below.
-    monkeypatch.setattr(sys, "argv", [*argv, "--limit-max-requests", "12"])
+    monkeypatch.setattr(sys, "argv", [*argv, "--limit-max-requests", str(requests)])
     # Run as `python -m artifactr.files.serve` runs it, from a fresh module.
     monkeypatch.delitem(sys.modules, "artifactr.files.serve", raising=False)
     job = threading.Thread(
@@ -73,6 +83,16 @@ def test_the_served_job_lets_a_reader_read_and_an_editor_check_out_and_in_over_h
     assert found is not None
     name, url = found.groups()
     assert url.startswith(f"http://127.0.0.1:{port}/workspaces/w1/files/art_")
+    return job, output, name, url
+
+
+def test_the_served_job_lets_a_reader_read_and_an_editor_check_out_and_in_over_http(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(FORCE_FAKE, "fake")
+    # It stops after the twelve requests below.
+    job, output, name, url = start_job(tmp_path, monkeypatch, capsys, 12)
+    assert output.startswith("app: FakeApp (ARTIFACTR_FILES_APP=fake)\n")
     # The lines promise what the requests below answer.
     for promise in (
         "'x-user: rita' -o 'contract.docx' $W/versions/1/content  # 200",
@@ -124,6 +144,24 @@ def test_the_served_job_lets_a_reader_read_and_an_editor_check_out_and_in_over_h
         assert (checked_in.json()["status"], checked_in.json()["version"]) == ("applied", 2)
         assert client.get(f"{url}/versions/2/content", headers=RITA).content == EDITED
         assert client.get(f"{url}/lease", headers={"x-user": ""}).status_code == 401
+    job.join(timeout=30)
+    assert not job.is_alive()
+
+
+def test_on_libreoffice_the_served_job_says_so_and_serves_real_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    need_office()
+    monkeypatch.delenv(FORCE_FAKE, raising=False)
+    monkeypatch.delenv("WORDCRAFT_CLI", raising=False)
+    job, output, _, url = start_job(tmp_path, monkeypatch, capsys, 1)
+    assert output.startswith("app: LibreOffice (real pages, run headless)\n")
+    with httpx2.Client(timeout=60) as client:
+        page = retry_until_listening(lambda: client.get(f"{url}/versions/1/pages/1", headers=RITA))
+    assert page.status_code == 200, page.text
+    assert page.content.startswith(PNG)
+    width, height = struct.unpack(">II", page.content[16:24])
+    assert (width, height) in {(816, 1056), (794, 1123)}  # a real page: Letter or A4, 96 dpi
     job.join(timeout=30)
     assert not job.is_alive()
 

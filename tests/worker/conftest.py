@@ -2,8 +2,9 @@
 
 Each worker runs for real: uvicorn in a background thread, on a free port of 127.0.0.1, in front
 of a real app process. The app is the quick stand-in (``quick.py``, the worker's mechanics, a
-fraction of a second a job) or the full one (``tests/wordcraft/standin.py``, real edits, seconds a
-job, since it imports the MCP SDK).
+fraction of a second a job), the full one (``tests/wordcraft/standin.py``, real edits, seconds a
+job, since it imports the MCP SDK), or the real LibreOffice (seconds a job; skipped where it
+can't run, except in CI).
 
 Every test that starts a worker gets a scratch directory as the temporary directory of the
 worker and of its jobs (``tempfile.tempdir``), which must be empty when the test ends, and a file
@@ -27,6 +28,7 @@ import uvicorn
 from worker.artifactr_files_worker import Settings, create_app
 
 from artifactr.files.wordcraft.worker import Worker
+from tests.office import need_office
 from tests.wordcraft.conftest import STANDIN, alive, recorded, report_document, saved
 
 QUICK = Path(__file__).with_name("quick.py")
@@ -44,8 +46,8 @@ class Served:
     settings: Settings
 
     def app(self, **options: Any) -> Worker:
-        """Return the package's adapter for this worker."""
-        return Worker(self.url, **{"token": TOKEN, **options})
+        """Return the package's adapter for this worker, named for its app."""
+        return Worker(self.url, **{"token": TOKEN, "app": self.settings.app, **options})
 
 
 MakeWorker = Callable[..., Served]
@@ -102,7 +104,8 @@ def scratch(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 def make_worker(scratch: Path, pids: Path, pycache: Path) -> Iterator[MakeWorker]:
     """Return a factory of running workers over the quick stand-in or the full one.
 
-    ``app`` is ``"quick"`` or ``"standin"``; ``mode`` the stand-in's misbehaviour
+    ``app`` is ``"quick"``, ``"standin"`` or ``"libreoffice"`` (the real office, or a skip);
+    ``mode`` the stand-in's misbehaviour
     (``QUICK_MODE`` or ``STANDIN_MODE``); ``env`` more variables for the app; any other keyword
     is a :class:`Settings` field.
     """
@@ -115,6 +118,10 @@ def make_worker(scratch: Path, pids: Path, pycache: Path) -> Iterator[MakeWorker
             env: dict[str, str] | None = None,
             **overrides: Any,
         ) -> Served:
+            if app == "libreoffice":
+                need_office()
+                settings = Settings(token=TOKEN, app="libreoffice", **overrides)
+                return Served(stack.enter_context(serving(settings)), settings)
             program = QUICK if app == "quick" else STANDIN
             app_env = {"PYTHONPYCACHEPREFIX": str(pycache), "STANDIN_PIDS": str(pids)}
             if mode:

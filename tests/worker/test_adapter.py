@@ -58,6 +58,20 @@ def test_the_adapter_is_the_worker_rfc_0003_names_and_its_app_is_wordcraft() -> 
     assert app.url == "http://worker.test:8000"
 
 
+async def test_the_adapter_is_named_for_its_workers_app_and_refuses_another_apps_result() -> None:
+    said = ["libreoffice"]
+
+    async def handler(_request: httpx2.Request) -> httpx2.Response:
+        return result(Outcome(app=said[0], inspection=INSPECTION))
+
+    office = over(handler, app="libreoffice")
+    assert office.name == "libreoffice"
+    assert same(await office.inspect(b"bytes"), INSPECTION)
+    said[0] = "wordcraft"
+    with pytest.raises(AppCrashed, match="the worker runs wordcraft, not libreoffice"):
+        await office.inspect(b"bytes")
+
+
 async def test_each_call_sends_the_token_the_call_line_and_the_file_streamed() -> None:
     seen: list[httpx2.Request] = []
     bodies: list[bytes] = []

@@ -3,7 +3,9 @@
 The worker runs as a process of its own (``python -m worker.artifactr_files_worker``, as the image
 runs it), so its memory is its own: its peak resident memory is read from ``/proc`` after each
 file. After the corpus it still serves a sound document, and it leaves nothing in its temporary
-directory.
+directory. A LibreOffice worker (the real office, or a skip, never in CI) refuses the corpus
+the same way, before the office sees a byte, and then refuses what screening passes but the
+office can't open with the office's reason (its deadline and limits: ``test_libreoffice.py``).
 """
 
 import sys
@@ -14,8 +16,10 @@ import pytest
 from scripts.bench.hostile import peak, reset_peak, spawn
 from scripts.hostile_corpus import CORPUS, write
 
-from artifactr.files.errors import UnsafeFile
+from artifactr.files.errors import AppRefused, UnsafeFile
 from artifactr.files.fingerprint import fingerprint
+from tests import hostile
+from tests.office import need_office, running
 from tests.wordcraft.conftest import recorded
 from tests.worker.conftest import QUICK
 
@@ -27,6 +31,9 @@ REFUSED_WITHIN = 10.0
 
 PEAK_MEMORY = 256 * 1024 * 1024
 """The most resident memory the worker may reach while refusing any one file."""
+
+UNOPENABLE = hostile.build(hostile.package(hostile.deflated("word/document.xml", hostile.DOCUMENT)))
+"""A package that passes screening and the fingerprint, but holds no text document."""
 
 
 async def test_every_hostile_file_is_refused_in_time_in_bounded_memory_and_the_worker_goes_on(
@@ -54,6 +61,35 @@ async def test_every_hostile_file_is_refused_in_time_in_bounded_memory_and_the_w
         inspection = await app.inspect(report)
         assert inspection.fingerprint == fingerprint(report)
         assert len(recorded(pids)) == 1
+
+
+async def test_a_libreoffice_worker_refuses_every_hostile_file_before_the_office_and_goes_on(
+    scratch: Path,
+) -> None:
+    need_office()
+    env = {"TMPDIR": str(scratch), "WORKER_APP": "libreoffice"}
+    with spawn([], env) as worker:
+        app = worker.app()
+        for item in CORPUS:
+            data = item.make()
+            reset_peak(worker.pid)
+            started = time.monotonic()
+            with pytest.raises(UnsafeFile) as refused:
+                await app.inspect(data, deadline=DEADLINE)
+            took = time.monotonic() - started
+            assert (item.name, refused.value.reason) == (item.name, item.reason)
+            assert took < REFUSED_WITHIN, f"{item.name} took {took:.1f} s"
+            assert peak(worker.pid) < PEAK_MEMORY, f"{item.name}: {peak(worker.pid):,} bytes"
+        assert running(str(scratch)) == []
+        # What screening passes but the office can't open is the office's refusal, in time.
+        reset_peak(worker.pid)
+        started = time.monotonic()
+        with pytest.raises(AppRefused, match="LibreOffice can't open the file as a text document"):
+            await app.inspect(UNOPENABLE, deadline=DEADLINE)
+        assert time.monotonic() - started < DEADLINE
+        assert peak(worker.pid) < PEAK_MEMORY
+        assert {spec.id for spec in await app.commands("accept")} >= {"changes.accept"}
+    assert running(str(scratch)) == []
 
 
 def test_the_corpus_is_written_to_a_folder_with_nothing_committed(tmp_path: Path) -> None:

@@ -112,11 +112,16 @@ def test_the_entry_points_are_the_worker_package_and_its_editor() -> None:
 
 
 def test_the_recipe_is_off_by_default() -> None:
-    assert set(SERVICES) == {"wordcraft-worker", "wordcraft-editor"}
-    assert all(service["profiles"] == ["native_files"] for service in SERVICES.values())
+    assert set(SERVICES) == {"wordcraft-worker", "wordcraft-editor", "libreoffice-worker"}
+    assert SERVICES["libreoffice-worker"]["profiles"] == ["libreoffice"]
+    assert all(
+        service["profiles"] == ["native_files"]
+        for name, service in SERVICES.items()
+        if name != "libreoffice-worker"
+    )
 
 
-@pytest.mark.parametrize("name", ["wordcraft-worker", "wordcraft-editor"])
+@pytest.mark.parametrize("name", ["wordcraft-worker", "wordcraft-editor", "libreoffice-worker"])
 def test_each_service_is_locked_down(name: str) -> None:
     service = SERVICES[name]
     assert "ports" not in service
@@ -132,7 +137,7 @@ def test_each_service_is_locked_down(name: str) -> None:
     assert 0 < float(service["cpus"]) <= 1
     assert 0 < service["pids_limit"] <= 128
     assert not service["user"].startswith(("0:", "root"))
-    assert service["build"]["dockerfile"] == "worker/Dockerfile"
+    assert service["build"]["dockerfile"] in {"worker/Dockerfile", "worker/Dockerfile.libreoffice"}
     assert (WORKER / service["build"]["context"] / service["build"]["dockerfile"]).exists()
 
 

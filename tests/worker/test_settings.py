@@ -22,7 +22,10 @@ TOKEN = "settings-token-0123456789abcdef0123456789"
 def test_the_defaults_are_the_documented_limits() -> None:
     settings = Settings.from_env({"WORKER_TOKEN": TOKEN})
     assert settings.token == TOKEN
+    assert settings.app == "wordcraft"
     assert settings.cli == ("wordcraft-cli",)
+    assert (settings.soffice, settings.uno_python) == ("soffice", "/usr/bin/python3")
+    assert settings.pdf_cache == 64 * 2**20
     assert dict(settings.app_env) == {}
     assert settings.build is None
     assert (settings.host, settings.port) == ("127.0.0.1", 8000)
@@ -46,6 +49,10 @@ def test_every_setting_is_read_from_the_environment(tmp_path: Path) -> None:
     environ = {
         "WORKER_TOKEN_FILE": str(secret),
         "WORKER_TOKEN": "ignored-when-a-file-is-named",
+        "WORKER_APP": "libreoffice",
+        "LIBREOFFICE_SOFFICE": "/opt/libreoffice/program/soffice",
+        "LIBREOFFICE_PYTHON": "/usr/bin/python3.11",
+        "WORKER_PDF_CACHE": "1000000",
         "WORDCRAFT_CLI": "/opt/wordcraft/bin/wordcraft-cli --quiet 'two words'",
         "WORKER_PASS_ENV": "LANG, MISSING,",
         "LANG": "C.UTF-8",
@@ -73,6 +80,9 @@ def test_every_setting_is_read_from_the_environment(tmp_path: Path) -> None:
     }
     settings = Settings.from_env(environ)
     assert settings.token == TOKEN
+    assert settings.app == "libreoffice"
+    assert settings.soffice == "/opt/libreoffice/program/soffice"
+    assert (settings.uno_python, settings.pdf_cache) == ("/usr/bin/python3.11", 1_000_000)
     assert settings.cli == ("/opt/wordcraft/bin/wordcraft-cli", "--quiet", "two words")
     assert dict(settings.app_env) == {"LANG": "C.UTF-8"}
     assert settings.build == "sha256:" + "ef" * 32
@@ -110,6 +120,10 @@ def test_a_jobs_cpu_time_follows_its_deadline_unless_it_is_set() -> None:
         ({"WORKER_TOKEN": TOKEN, "WORKER_QUEUE_WAIT": "soon"}, "WORKER_QUEUE_WAIT must be a"),
         ({"WORKER_TOKEN": TOKEN, "WORKER_EDIT_DEADLINE": "inf"}, "must be a positive number"),
         ({"WORKER_TOKEN": TOKEN, "WORKER_RENDER_DEADLINE": "-1"}, "must be a positive number"),
+        (
+            {"WORKER_TOKEN": TOKEN, "WORKER_APP": "word"},
+            "WORKER_APP must be one of wordcraft, libreoffice, not 'word'",
+        ),
     ],
     ids=[
         "no token",
@@ -121,6 +135,7 @@ def test_a_jobs_cpu_time_follows_its_deadline_unless_it_is_set() -> None:
         "a wait that isn't a number",
         "an endless deadline",
         "a negative deadline",
+        "an app it can't run",
     ],
 )
 def test_a_missing_or_bad_setting_is_refused(environ: dict[str, str], said: str) -> None:
@@ -163,6 +178,19 @@ def test_the_worker_refuses_to_start_without_a_token(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(uvicorn, "run", Recorder())
     with pytest.raises(SystemExit, match="artifactr-files-worker: no token"):
         service.serve({})
+
+
+def test_a_libreoffice_worker_refuses_to_start_where_the_office_cant_run(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(uvicorn, "run", Recorder())
+    environ = {
+        "WORKER_TOKEN": TOKEN,
+        "WORKER_APP": "libreoffice",
+        "LIBREOFFICE_SOFFICE": "no-such-soffice",
+    }
+    with pytest.raises(SystemExit, match="LibreOffice can't run: no `no-such-soffice` on the PATH"):
+        service.serve(environ)
 
 
 def test_the_editor_serves_its_build_under_the_editors_policy(

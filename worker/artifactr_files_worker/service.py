@@ -18,12 +18,16 @@ A call goes through these steps, each of which may end it with a typed reply:
    than ``upload_timeout``: a stalled caller never holds the worker.
 4. **Screening** (:func:`~.screen.screen_file`), in a thread: the zip, the XML, the images and
    packages inside. A refusal is 422 with its reason.
-5. **The job** (:func:`artifactr.files.wordcraft.run_job`): a fresh ``wordcraft-cli mcp`` in an
-   empty directory of its own, under the job's deadline, started by the :mod:`.launcher`, which
-   sets its resource limits (CPU time, address space, file size, open files), with a cap on what
-   it writes. Whatever happens, its whole process group is killed and its directory wiped.
-6. **The reply**: the outcome's line of JSON and the bytes, or the typed failure. The upload's
-   directory is wiped too, whatever happened.
+5. **The job**, in the worker's app (``WORKER_APP``): WordCraft's
+   (:func:`artifactr.files.wordcraft.run_job`) is a fresh ``wordcraft-cli mcp`` in an empty
+   directory of its own; LibreOffice's (:class:`artifactr.files.libreoffice.LibreOffice`) a
+   fresh ``soffice --headless`` on a fresh profile, driven by the adapter's driver. Either runs
+   under the job's deadline, started by the :mod:`.launcher`, which sets its resource limits
+   (CPU time, address space, file size, open files), with a cap on what it writes. Whatever
+   happens, its whole process group is killed and its directory wiped. A file the app can't
+   open is ``refused``, with the app's reason.
+6. **The reply**: the outcome's line of JSON (which names the app) and the bytes, or the typed
+   failure. The upload's directory is wiped too, whatever happened.
 
 Each job is logged with its kind, outcome, size, deadline and start and end times (monotonic),
 never with any of the file's content.
@@ -49,10 +53,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from artifactr.files.errors import AppFailure, AppTimeout, AppTooLarge, UnsafeFile
+from artifactr.files.libreoffice import LibreOffice, available
 from artifactr.files.wordcraft import (
     ApplyJob,
     CommandsJob,
     InspectJob,
+    Job,
     Limits,
     RenderJob,
     run_job,
@@ -82,6 +88,9 @@ LAUNCHER: Final = Path(launcher.__file__).resolve()
 SPOOL_SIZE: Final = 1024 * 1024
 """Bytes of an upload held in memory before it is spooled to the job's directory."""
 
+APP_WORDCRAFT: Final = "wordcraft"
+"""The name a WordCraft worker's results give their app."""
+
 BACKLOG: Final = 64
 """Connections the listening socket holds before the kernel refuses more."""
 
@@ -110,6 +119,10 @@ def serve(environ: Mapping[str, str] = os.environ) -> None:
         settings = Settings.from_env(environ)
     except Misconfigured as error:
         sys.exit(f"artifactr-files-worker: {error}")
+    if settings.app == "libreoffice":
+        found = available(settings.soffice, settings.uno_python)
+        if not found:
+            sys.exit(f"artifactr-files-worker: LibreOffice can't run: {'; '.join(found.missing)}")
     uvicorn.run(
         create_app(settings),
         host=settings.host,
@@ -207,6 +220,7 @@ class Service:
         """The token, the app and the limits."""
         self.gate = Gate(queue=settings.queue, wait=settings.queue_wait)
         """One job at a time."""
+        self._office = office_of(settings)
         self._token = settings.token.encode()
 
     async def health(self, _request: Request) -> Response:
@@ -324,42 +338,82 @@ class Service:
         report.deadline = deadline
         if not isinstance(job, CommandsJob):
             await anyio.to_thread.run_sync(screen_file, upload, settings.screening)
-        rlimits = launcher.Rlimits(
-            cpu=settings.cpu_for(deadline),
-            memory=settings.memory,
-            file_size=settings.file_size,
-            open_files=settings.open_files,
-        )
-        command = [
-            sys.executable,
-            "-I",
-            "-S",
-            str(LAUNCHER),
-            *rlimits.arguments(),
-            "--",
-            *settings.cli,
-        ]
+        if self._office is not None:
+            return await self._libreoffice(self._office, job, upload, deadline)
+        return await self._wordcraft(job, upload, deadline)
+
+    async def _wordcraft(self, job: Job, upload: IO[bytes], deadline: float) -> Response:
+        """Run the job through a fresh ``wordcraft-cli mcp``, started by the launcher."""
+        settings = self.settings
+        command = [*_launcher(settings, settings.cpu_for(deadline)), *settings.cli]
         limits = Limits(max_file=settings.max_file, max_reply=settings.max_reply)
         env, build = settings.app_env, settings.build
         if isinstance(job, ApplyJob):
             edited = await run_job(
                 command, job, upload, deadline=deadline, env=env, limits=limits, build=build
             )
-            return _result(Outcome(inspection=edited.inspection), edited.content)
+            return _result(Outcome(app=APP_WORDCRAFT, inspection=edited.inspection), edited.content)
         if isinstance(job, InspectJob):
             inspection = await run_job(
                 command, job, upload, deadline=deadline, env=env, limits=limits, build=build
             )
-            return _result(Outcome(inspection=inspection))
+            return _result(Outcome(app=APP_WORDCRAFT, inspection=inspection))
         if isinstance(job, RenderJob):
             png = await run_job(
                 command, job, upload, deadline=deadline, env=env, limits=limits, build=build
             )
-            return _result(Outcome(), png)
+            return _result(Outcome(app=APP_WORDCRAFT), png)
         catalog = await run_job(
             command, job, deadline=deadline, env=env, limits=limits, build=build
         )
-        return _result(Outcome(commands=catalog))
+        return _result(Outcome(app=APP_WORDCRAFT, commands=catalog))
+
+    @staticmethod
+    async def _libreoffice(
+        office: LibreOffice, job: Job, upload: IO[bytes], deadline: float
+    ) -> Response:
+        """Run the job through a fresh LibreOffice, its driver started by the launcher."""
+        if isinstance(job, ApplyJob):
+            edited = await office.apply(upload, job.commands, deadline=deadline, author=job.author)
+            return _result(Outcome(app=office.name, inspection=edited.inspection), edited.content)
+        if isinstance(job, InspectJob):
+            inspection = await office.inspect(upload, deadline=deadline)
+            return _result(Outcome(app=office.name, inspection=inspection))
+        if isinstance(job, RenderJob):
+            png = await office.render(upload, job.page, scale=job.scale, deadline=deadline)
+            return _result(Outcome(app=office.name), png)
+        catalog = await office.commands(job.query)
+        return _result(Outcome(app=office.name, commands=tuple(catalog)))
+
+
+def office_of(settings: Settings) -> LibreOffice | None:
+    """Return the LibreOffice a worker's jobs run in, or None for a WordCraft worker.
+
+    Its driver runs under the launcher with the worker's limits, and the CPU time of the
+    longest deadline: each job's own deadline still stops it, wall-clock.
+    """
+    if settings.app != "libreoffice":
+        return None
+    longest = max(settings.edit_deadline, settings.render_deadline)
+    return LibreOffice(
+        soffice=settings.soffice,
+        python=settings.uno_python,
+        max_size=settings.max_file,
+        pdf_cache=settings.pdf_cache,
+        deadline=settings.edit_deadline,
+        prefix=_launcher(settings, settings.cpu_for(longest)),
+    )
+
+
+def _launcher(settings: Settings, cpu: int) -> list[str]:
+    """Return the launcher's command line, with the job's limits, up to the app's."""
+    rlimits = launcher.Rlimits(
+        cpu=cpu,
+        memory=settings.memory,
+        file_size=settings.file_size,
+        open_files=settings.open_files,
+    )
+    return [sys.executable, "-I", "-S", str(LAUNCHER), *rlimits.arguments(), "--"]
 
 
 def _parse(line: bytes, report: _Report) -> Call:

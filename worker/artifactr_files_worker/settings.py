@@ -7,7 +7,11 @@ The deployment sets them as environment variables (``worker/compose.yaml``); tes
 variable               default                      what it limits
 ====================== ============================ ==============================================
 WORKER_TOKEN_FILE      (required, or WORKER_TOKEN)  the bearer token, from the deployment's secret
-WORDCRAFT_CLI          ``wordcraft-cli``            the app's command line (split as a shell would)
+WORKER_APP             ``wordcraft``                the app: ``wordcraft`` or ``libreoffice``
+WORDCRAFT_CLI          ``wordcraft-cli``            WordCraft's command line (split like a shell)
+LIBREOFFICE_SOFFICE    ``soffice``                  LibreOffice's program
+LIBREOFFICE_PYTHON     ``/usr/bin/python3``         the Python with Debian's ``python3-uno``
+WORKER_PDF_CACHE       64 MiB                       LibreOffice's PDFs kept for the next render
 WORKER_PASS_ENV        (none)                       names of variables passed on to the app
 WORKER_BUILD           (none)                       the image's digest, for provenance
 WORKER_HOST/PORT       127.0.0.1, 8000              where it listens
@@ -31,6 +35,12 @@ WORKER_MAX_PIXELS      100,000,000                  an image's declared pixels
 WORKER_MAX_NESTING     2                            packages inside packages
 ====================== ============================ ==============================================
 
+One worker runs one app. LibreOffice's jobs (:class:`artifactr.files.libreoffice.LibreOffice`)
+run its driver under the same launcher and limits as WordCraft's, with the CPU time of the
+longest deadline (the driver and the office it starts each get it). 1 GiB of address space is
+enough for the office: measured with LibreOffice 7.4, 512 MiB aborts it at start, 768 MiB
+inspects and renders a short document, 1 GiB a 124-page one with a 6,000 x 6,000 picture.
+
 The token must be at least :data:`MIN_TOKEN` characters: the deployment generates it
 (``openssl rand -hex 32``), and a short one is refused at start.
 """
@@ -40,7 +50,7 @@ import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Final
+from typing import Final, Literal, get_args
 
 from artifactr.files.app import EDIT_DEADLINE, RENDER_DEADLINE
 from artifactr.files.wordcraft import MAX_FILE, MAX_REPLY
@@ -76,6 +86,15 @@ RETRY_AFTER: Final = 2
 MAX_CALL: Final = _MIB
 """Bytes the call's line of JSON may take."""
 
+WorkerApp = Literal["wordcraft", "libreoffice"]
+"""The apps a worker can run."""
+
+APPS: Final[tuple[WorkerApp, ...]] = get_args(WorkerApp)
+"""The apps a worker can run, as ``WORKER_APP`` names them."""
+
+PDF_CACHE: Final = 64 * _MIB
+"""Bytes of PDFs LibreOffice keeps in the worker, so the next page of a file needs no office."""
+
 MEMORY: Final = 1024 * _MIB
 """Bytes of address space the app may map (``RLIMIT_AS``)."""
 
@@ -96,8 +115,16 @@ class Settings:
 
     token: str = field(repr=False)
     """The bearer token every call must carry."""
+    app: WorkerApp = "wordcraft"
+    """The app every job runs in."""
     cli: tuple[str, ...] = ("wordcraft-cli",)
-    """The app's command line; ``mcp`` and ``--author`` follow it."""
+    """WordCraft's command line; ``mcp`` and ``--author`` follow it."""
+    soffice: str = "soffice"
+    """LibreOffice's program."""
+    uno_python: str = "/usr/bin/python3"
+    """The Python that imports ``uno``, which runs LibreOffice's driver."""
+    pdf_cache: int = PDF_CACHE
+    """Bytes of PDFs LibreOffice keeps for the next render of the same file."""
     app_env: Mapping[str, str] = field(default_factory=dict[str, str])
     """Variables set for the app, over a minimal environment."""
     build: str | None = None
@@ -160,8 +187,15 @@ class Settings:
         )
         passed = [name.strip() for name in environ.get("WORKER_PASS_ENV", "").split(",")]
         cpu = environ.get("WORKER_CPU")
+        app = environ.get("WORKER_APP", "wordcraft")
+        if app not in APPS:
+            raise Misconfigured(f"WORKER_APP must be one of {', '.join(APPS)}, not {app!r}")
         return cls(
             token=_token(environ),
+            app=app,
+            soffice=environ.get("LIBREOFFICE_SOFFICE", "soffice"),
+            uno_python=environ.get("LIBREOFFICE_PYTHON", "/usr/bin/python3"),
+            pdf_cache=read.integer("WORKER_PDF_CACHE", PDF_CACHE),
             cli=tuple(shlex.split(environ.get("WORDCRAFT_CLI", "wordcraft-cli"))),
             app_env={name: environ[name] for name in passed if name in environ},
             build=environ.get("WORKER_BUILD") or None,

@@ -4,8 +4,11 @@
 uploads a document, lets a scripted agent propose an edit through its tools, has a person accept
 it, check the file out and in, shows the agent refused while the file is checked out, turns a
 stale check-in into a proposal, prints the history with actors and summaries, and writes the
-final .docx to disk. The app is WordCraft when ``WORDCRAFT_CLI`` names its binary, FakeApp
-otherwise. The agent's model is a script, so the demo needs no network and no key.
+final .docx to disk, with the page the agent looked at (``view_page``) as a PNG. The app
+(:func:`choose_app`, which says which) is WordCraft when ``WORDCRAFT_CLI`` names its binary,
+LibreOffice when it can run here (real pages: ``apt-get install libreoffice-writer
+python3-uno poppler-utils``), FakeApp otherwise or when ``ARTIFACTR_FILES_APP=fake``. The
+agent's model is a script, so the demo needs no network and no key.
 """
 
 import asyncio
@@ -32,12 +35,15 @@ from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
 from artifactr.workspace import Workspace
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
+    BinaryContent,
     ModelMessage,
     ModelRequest,
+    ModelRequestPart,
     ModelResponse,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
+    UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo
 
@@ -45,6 +51,7 @@ from artifactr.files.app import App, AppCommand
 from artifactr.files.documents import build_docx
 from artifactr.files.fake import FakeApp
 from artifactr.files.integrations import InMemoryIntegrations, integration_gate
+from artifactr.files.libreoffice import Availability, LibreOffice, available
 from artifactr.files.manifests import WordDocument
 from artifactr.files.native import NativeFiles
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
@@ -62,6 +69,9 @@ BOB = UserActor(id="bob", name="Bob")
 
 Say = Callable[[str], None]
 
+FORCE_FAKE = "ARTIFACTR_FILES_APP"
+"""The variable that, set to ``fake``, makes the demo and the served job use FakeApp."""
+
 
 class DemoClock:
     """Real time, plus however far the story has jumped ahead."""
@@ -75,48 +85,98 @@ class DemoClock:
         return datetime.now(UTC) + self.ahead
 
 
+def append_paragraph(app: str, text: str) -> list[AppCommand]:
+    """Return the batch that adds a paragraph at the end, in the app's own commands.
+
+    LibreOffice has ``paragraph.append``; WordCraft (and FakeApp, which speaks its commands)
+    moves the caret to the end, starts a paragraph and types.
+    """
+    if app == "libreoffice":
+        return [AppCommand(command="paragraph.append", params={"text": text})]
+    return [
+        AppCommand(command="caret.docEnd"),
+        AppCommand(command="text.newParagraph"),
+        AppCommand(command="text.insert", params={"text": text}),
+    ]
+
+
 @dataclass
 class Script:
-    """The agent's model: each turn calls ``edit_native`` once, then reports what it said."""
+    """The agent's model: a look at page 1, then ``edit_native`` once a turn, with ``note``.
 
+    Each turn ends with what the tool said; the first begins with ``view_page``.
+    """
+
+    note: Sequence[AppCommand] = ()
+    """The batch the agent proposes."""
     artifact_id: str = ""
     base_version: int = 1
     heard: list[str] = field(default_factory=list[str])
+    page: bytes | None = None
+    """The page ``view_page`` showed it, as a PNG."""
 
     def respond(self, messages: list[ModelMessage], _info: AgentInfo) -> ModelResponse:
         """Return the next step of the script, from what the model was sent."""
         last = messages[-1]
+        parts = last.parts if isinstance(last, ModelRequest) else ()
         returned = [
             part
-            for part in (last.parts if isinstance(last, ModelRequest) else ())
+            for part in parts
             if isinstance(part, ToolReturnPart) and part.tool_name == "edit_native"
         ]
         if returned:
             said = str(returned[-1].content)
             self.heard.append(said)
             return ModelResponse(parts=[TextPart(said)])
-        commands: list[dict[str, object]] = [
-            {"command": "caret.docEnd", "params": {}},
-            {"command": "text.newParagraph", "params": {}},
-            {"command": "text.insert", "params": {"text": "Reviewed by the assistant."}},
-        ]
+        self.page = next(iter(pictures(parts)), self.page)
+        if self.page is None:
+            look = {"artifact_id": self.artifact_id, "page": 1}
+            return ModelResponse(parts=[ToolCallPart("view_page", json.dumps(look))])
         arguments: dict[str, object] = {
             "artifact_id": self.artifact_id,
             "base_version": self.base_version,
-            "commands": commands,
+            "commands": [command.model_dump(mode="json") for command in self.note],
             "summary": "add a review note at the end",
         }
         return ModelResponse(parts=[ToolCallPart("edit_native", json.dumps(arguments))])
 
 
-def choose_app(environ: Mapping[str, str] = os.environ) -> tuple[App, str]:
-    """Return WordCraft when ``WORDCRAFT_CLI`` names a binary, FakeApp otherwise."""
+def pictures(parts: Sequence[ModelRequestPart]) -> list[bytes]:
+    """Return the PNGs a request shows the model: a tool's return, or a prompt beside it."""
+    shown: list[object] = []
+    for part in parts:
+        if isinstance(part, ToolReturnPart | UserPromptPart):
+            content: object = part.content
+            shown += content if isinstance(content, list) else [content]
+    return [
+        item.data
+        for item in shown
+        if isinstance(item, BinaryContent) and item.media_type == "image/png"
+    ]
+
+
+def choose_app(
+    environ: Mapping[str, str] = os.environ, office: Callable[[], Availability] = available
+) -> tuple[App, str]:
+    """Return the app to run on, and a line saying which and why.
+
+    WordCraft when ``WORDCRAFT_CLI`` names a binary; FakeApp when ``ARTIFACTR_FILES_APP`` is
+    ``fake``; LibreOffice when ``office()`` says it can run here; FakeApp otherwise.
+    """
     cli = environ.get("WORDCRAFT_CLI")
     if cli:
         from artifactr.files.wordcraft import Subprocess
 
         return Subprocess(cli=cli), f"WordCraft ({cli})"
-    return FakeApp(), "FakeApp (set WORDCRAFT_CLI to a wordcraft-cli binary to use WordCraft)"
+    if environ.get(FORCE_FAKE) == "fake":
+        return FakeApp(), f"FakeApp ({FORCE_FAKE}=fake)"
+    found = office()
+    if found:
+        return LibreOffice(), "LibreOffice (real pages, run headless)"
+    return FakeApp(), (
+        f"FakeApp (drawn pages; LibreOffice can't run here: {'; '.join(found.missing)}; "
+        "or set WORDCRAFT_CLI to a wordcraft-cli binary)"
+    )
 
 
 def source_document(corpus: Path = CORPUS) -> tuple[str, bytes]:
@@ -141,24 +201,20 @@ async def download(files: NativeFiles, ws: Workspace, artifact_id: str) -> bytes
 
 async def person_edits(app: App, data: bytes, text: str, author: str) -> bytes:
     """Return the file as a person would save it from the app's browser build."""
-    edited = await app.apply(
-        data,
-        [
-            AppCommand(command="caret.docEnd"),
-            AppCommand(command="text.newParagraph"),
-            AppCommand(command="text.insert", params={"text": text}),
-        ],
-        author=author,
-    )
+    edited = await app.apply(data, append_paragraph(app.name, text), author=author)
     return edited.content
 
 
-async def run(out: Path, say: Say = print) -> Path:
-    """Run the story, writing the database and the final .docx into ``out``; return the .docx."""
+async def run(out: Path, say: Say = print, chosen: tuple[App, str] | None = None) -> Path:
+    """Run the story into ``out``; return the final .docx.
+
+    ``out`` gets the database, the page the agent saw (``page-1.png``) and the final .docx. The
+    app is ``chosen``, or :func:`choose_app`'s.
+    """
     database = await asyncio.to_thread(_fresh, out)
     engine = create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
     try:
-        return await _story(engine, out, say)
+        return await _story(engine, out, say, chosen or choose_app())
     finally:
         await engine.dispose()
 
@@ -170,10 +226,10 @@ def _fresh(out: Path) -> Path:
     return database
 
 
-async def _story(engine: Any, out: Path, say: Say) -> Path:
+async def _story(engine: Any, out: Path, say: Say, chosen: tuple[App, str]) -> Path:
     await migrate(engine)
     await migrate_files(engine)
-    app, label = choose_app()
+    app, label = chosen
     say(f"app: {label}")
     say(f"state: {out / 'demo.db'} (SQLite, the embedded default)")
     clock = DemoClock()
@@ -201,18 +257,24 @@ async def _story(engine: Any, out: Path, say: Say) -> Path:
     say(f"\n1. Alice uploads {name}: {artifact_id} v{head.version}, {head.data.content.size} bytes")
     say("   the agent sees: " + head.data.render_for_agent().replace("\n", "\n   "))
 
-    script = Script(artifact_id=artifact_id, base_version=head.version)
+    note = append_paragraph(app.name, "Reviewed by the assistant.")
+    script = Script(note=note, artifact_id=artifact_id, base_version=head.version)
     agent = Agent(
         function_model(script.respond),
         deps_type=Session[None],
         capabilities=[ArtifactWorkspace(types=[WordDocument])],
-        toolsets=[native_file_tools(files)],
+        toolsets=[native_file_tools(files, view=True)],
     )
     runner = Runner(agent, app=None)
     thread = await alice.create_thread("tidy the contract")
     try:
         await _turn(runner, alice, thread.id, "Add a review note at the end.")
-        say(f"\n2. The agent edits through edit_native: {script.heard[-1]}")
+        assert script.page is not None, "the agent looked at no page"
+        page = out / "page-1.png"
+        page.write_bytes(script.page)
+        say(f"\n2. The agent looks at page 1 through view_page, as {app.name} renders it")
+        say(f"   ({len(script.page)} bytes of PNG): {page}")
+        say(f"   and edits through edit_native: {script.heard[-1]}")
         proposal = (await alice.proposals())[-1]
         resolved = await bob.commit(RespondToProposal(proposal_id=proposal.id, decision="accept"))
         say(f"   Bob accepts proposal {proposal.id}: v{resolved.version}")
@@ -244,11 +306,7 @@ async def _story(engine: Any, out: Path, say: Say) -> Path:
             alice,
             artifact_id,
             base_version=checked_in.version,
-            commands=[
-                AppCommand(command="caret.docEnd"),
-                AppCommand(command="text.newParagraph"),
-                AppCommand(command="text.insert", params={"text": "Signed."}),
-            ],
+            commands=append_paragraph(app.name, "Signed."),
             summary="sign",
         )
         say(f"   Alice edits it meanwhile: {edit.type} v{getattr(edit, 'version', '?')}")

@@ -2,7 +2,9 @@
 
 ``python -m artifactr.files.serve`` serves :func:`~artifactr.files.router.files_router` and
 artifactr's ``artifactr_router`` on 127.0.0.1 with uvicorn, over a SQLite file (``out/serve.db``,
-made afresh and migrated), with FakeApp as the app. Access is grantr's, wired as the guide's
+made afresh and migrated). The app is the demo's choice, which it says first
+(:func:`~artifactr.files.demo.choose_app`: LibreOffice when it can run here, so pages are real,
+FakeApp otherwise or with ``ARTIFACTR_FILES_APP=fake``). Access is grantr's, wired as the guide's
 access section wires it: a :class:`~grantr.Grants` over grantr's in-memory storage, handed
 artifactr's ``ACTIONS``, whose ``hidden`` hook the ``Workspaces`` takes and whose ``authorize``
 hook the switch's :func:`~artifactr.files.integrations.integration_gate` wraps, the app on.
@@ -37,6 +39,8 @@ from grantr import Agent as GrantrAgent
 from grantr import Grants, InMemoryStorage, Resource, ServicePrincipal, Subject, User
 from pydantic_ai import Agent
 
+from artifactr.files.app import App
+from artifactr.files.demo import choose_app
 from artifactr.files.documents import build_docx
 from artifactr.files.fake import FakeApp
 from artifactr.files.integrations import InMemoryIntegrations, integration_gate
@@ -137,6 +141,7 @@ def create_app(
     base_url: str = "http://127.0.0.1:8000",
     corpus: Path = CORPUS,
     say: Say = _say,
+    native_app: App | None = None,
 ) -> FastAPI:
     """Return the app: both routers over a SQLite file, grantr deciding who may do what.
 
@@ -148,12 +153,13 @@ def create_app(
         base_url: Where the app is reached, for the curl lines.
         corpus: Where the document to seed is looked for.
         say: Where the lines go: standard output if omitted.
+        native_app: The app that reads, edits and renders the files: FakeApp if omitted.
     """
     engine = create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
     switch = InMemoryIntegrations()
     files = NativeFiles(
         blobs=SqlBlobs(engine),
-        app=FakeApp(),
+        app=native_app or FakeApp(),
         leases=SqlLeases(engine),
         checkouts=SqlCheckouts(engine),
         renders=SqlRenders(engine),
@@ -235,6 +241,7 @@ def server(
     port: int = 8000,
     limit_max_requests: int | None = None,
     say: Say = _say,
+    native_app: App | None = None,
 ) -> uvicorn.Server:
     """Return a uvicorn server for :func:`create_app` on 127.0.0.1, ready to ``serve()``.
 
@@ -243,10 +250,11 @@ def server(
         port: The port to listen on.
         limit_max_requests: Stop after this many requests; serve until stopped if None.
         say: Where the lines go.
+        native_app: The app: FakeApp if omitted.
     """
     base_url = f"http://127.0.0.1:{port}"
     config = uvicorn.Config(
-        create_app(database, base_url=base_url, say=say),
+        create_app(database, base_url=base_url, say=say, native_app=native_app),
         host="127.0.0.1",
         port=port,
         limit_max_requests=limit_max_requests,
@@ -265,7 +273,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     options = parser.parse_args(argv)
     options.database.parent.mkdir(parents=True, exist_ok=True)
     options.database.unlink(missing_ok=True)
-    server(options.database, port=options.port, limit_max_requests=options.limit_max_requests).run()
+    native_app, label = choose_app()
+    _say(f"app: {label}")
+    limit = options.limit_max_requests
+    server(
+        options.database, port=options.port, limit_max_requests=limit, native_app=native_app
+    ).run()
 
 
 if __name__ == "__main__":

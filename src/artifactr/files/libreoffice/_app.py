@@ -186,6 +186,8 @@ class LibreOffice:
         export_deadline: Seconds an export to PDF may take (a long document's first render);
             a render that stops waiting sooner leaves the export going, for the next call.
         deadline: Seconds a listing of the office's version may take.
+        prefix: A command each job's driver runs under, its arguments before the driver's (the
+            worker's launcher, which sets resource limits the office inherits); none if empty.
     """
 
     def __init__(
@@ -199,6 +201,7 @@ class LibreOffice:
         pdf_cache: int = PDF_CACHE,
         export_deadline: float = EXPORT_DEADLINE,
         deadline: float = EDIT_DEADLINE,
+        prefix: Sequence[str] = (),
     ) -> None:
         self.soffice = soffice
         self.python = python
@@ -208,6 +211,7 @@ class LibreOffice:
         self.pdf_cache = pdf_cache
         self.export_deadline = export_deadline
         self.deadline = deadline
+        self.prefix = tuple(prefix)
         self._isolated: bool | None = None
         self._about: About | None = None
         self._pdfs: OrderedDict[str, _Exported] = OrderedDict()
@@ -263,6 +267,7 @@ class LibreOffice:
             python=self.python,
             isolate=await self.isolated(),
             max_file=self.max_size,
+            prefix=self.prefix,
         )
 
     async def _bytes(self, source: Source) -> bytes:

@@ -56,6 +56,8 @@ class Runner:
     """Whether jobs run in a network namespace of their own."""
     max_file: int
     """The most bytes a file (in or out) and the driver's reply may have."""
+    prefix: tuple[str, ...] = ()
+    """A command the driver runs under (a launcher that sets resource limits), if any."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +120,7 @@ def _prepare(directory: Path, source: bytes, job: Mapping[str, JsonValue]) -> No
 
 
 async def _drive(runner: Runner, directory: Path) -> dict[str, JsonValue]:
-    argv = [runner.python, str(DRIVER), str(directory)]
+    argv = [*runner.prefix, runner.python, str(DRIVER), str(directory)]
     if runner.isolate:
         argv = ["unshare", "--net", "--", *argv]
     env = {

@@ -1,9 +1,12 @@
-"""WordCraft's worker adapter: the App port over HTTP, to the sandboxed worker (RFC-0003).
+"""The worker adapter: the App port over HTTP, to the sandboxed worker (RFC-0003).
 
 :class:`Worker` sends each call to the worker service (``worker/`` in this repository), which
-screens the file and runs it through a fresh ``wordcraft-cli mcp`` in its container, one job at a
-time. Every file people upload goes this way; :class:`~artifactr.files.wordcraft.Subprocess` is for
-trusted files only.
+screens the file and runs it through a fresh ``wordcraft-cli mcp``, or a fresh LibreOffice, in
+its container, one job at a time. Every file people upload goes this way;
+:class:`~artifactr.files.wordcraft.Subprocess` and
+:class:`~artifactr.files.libreoffice.LibreOffice` run locally, for trusted files only. A worker
+runs one app (its ``WORKER_APP``); the adapter is told which (``app``), is named after it, and
+refuses a result from a worker that runs another.
 
 The wire format is this module's, and the service imports it, so the two can't drift:
 
@@ -11,9 +14,9 @@ The wire format is this module's, and the service imports it, so the two can't d
   :data:`CONTENT_TYPE`. The body is one line of JSON, a :class:`Call` (the job and its
   deadline), a newline, then the file's bytes to the end (none for a listing of commands). The
   file streams: neither side holds it whole before the app reads it.
-- **Result.** 200 with the same framing: one line of JSON, an :class:`Outcome` (the inspection,
-  or the catalog), a newline, then bytes: the saved file for an edit, the PNG for a render,
-  nothing otherwise.
+- **Result.** 200 with the same framing: one line of JSON, an :class:`Outcome` (the app's
+  name, and the inspection or the catalog), a newline, then bytes: the saved file for an edit,
+  the PNG for a render, nothing otherwise.
 - **Failure.** A :class:`Problem` as JSON: ``failure`` names a typed failure (400 ``refused``,
   413 ``too_large``, 502 ``crashed``, 504 ``timeout``), ``unsafe`` a file refused before any app
   saw it (422, with :class:`~artifactr.files.errors.UnsafeFile`'s reason), neither for 401 (no
@@ -30,6 +33,7 @@ between calls::
 
     app = Worker("http://wordcraft-worker:8000", token=token)
     edited = await app.apply(source, [AppCommand(command="edit.replaceAll", params=...)])
+    office = Worker("http://libreoffice-worker:8000", token=token, app="libreoffice")
 """
 
 import math
@@ -112,6 +116,8 @@ class Outcome(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
+    app: str | None = None
+    """The worker's app (``"wordcraft"``, ``"libreoffice"``); workers before it said none."""
     inspection: Inspection | None = None
     """What the app read: in the file (an inspection), or in the saved file (an edit)."""
     commands: tuple[CommandSpec, ...] | None = None
@@ -152,7 +158,7 @@ UNSAFE_STATUS: Final = 422
 
 
 class WordCraftWorker:
-    """WordCraft in the sandboxed worker, one HTTP request per call.
+    """The worker's app (WordCraft, or LibreOffice), in its sandbox, one HTTP request per call.
 
     Each call is stateless (bytes in, bytes out) and has a deadline: the worker stops the app
     at the job's deadline, and the adapter gives up :data:`SLACK` seconds later. Failures are
@@ -162,6 +168,7 @@ class WordCraftWorker:
     Args:
         url: The worker's base URL (``http://wordcraft-worker:8000``).
         token: The bearer token the deployment generated for the worker.
+        app: The worker's app (its ``WORKER_APP``): ``"wordcraft"`` or ``"libreoffice"``.
         deadline: Seconds a listing of commands may take (the port gives it no deadline).
         slack: Seconds a call may take beyond its job's deadline.
         max_result: Bytes read of a result at most; more is ``too_large``.
@@ -173,6 +180,7 @@ class WordCraftWorker:
         url: str,
         *,
         token: str,
+        app: str = "wordcraft",
         deadline: float = EDIT_DEADLINE,
         slack: float = SLACK,
         max_result: int = MAX_RESULT,
@@ -180,6 +188,8 @@ class WordCraftWorker:
     ) -> None:
         self.url = url.rstrip("/")
         """The worker's base URL."""
+        self.app = app
+        """The worker's app."""
         self.deadline = deadline
         """Seconds a listing of commands may take."""
         self.slack = slack
@@ -191,8 +201,8 @@ class WordCraftWorker:
 
     @property
     def name(self) -> str:
-        """The app's short name."""
-        return "wordcraft"
+        """The app's short name: the worker's app."""
+        return self.app
 
     async def apply(
         self,
@@ -265,9 +275,15 @@ class WordCraftWorker:
                 while True:
                     status, retry_after, body = await self._post(client, head, source)
                     if status != 503:
-                        return _result(status, body)
+                        return self._checked(_result(status, body))
                     await anyio.sleep(retry_after)
         raise AppTimeout(f"the worker gave no result within {patience:g} s")
+
+    def _checked(self, result: tuple[Outcome, bytes]) -> tuple[Outcome, bytes]:
+        said = result[0].app
+        if said is not None and said != self.app:
+            raise AppCrashed(f"the worker runs {said}, not {self.app}: set the adapter's app")
+        return result
 
     async def _post(
         self, client: httpx2.AsyncClient, head: bytes, source: Source | None

@@ -1,0 +1,79 @@
+"""A LibreOffice worker (``WORKER_APP=libreoffice``): the real office behind the same service.
+
+The worker keeps its token, screening, deadlines and limits, and runs each job through the
+LibreOffice adapter, whose driver starts under the worker's launcher. Each test runs the real
+office (a few seconds a start here), so the tests are few and each checks several things; they
+skip where the office can't run, except in CI. No process of a job may outlive its test, and the
+worker's temporary directory must be empty after it.
+"""
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from artifactr.files.app import AppCommand
+from artifactr.files.errors import AppCrashed, AppRefused, AppTimeout, UnsafeFile
+from artifactr.files.wordcraft.worker import Worker
+from tests.office import running
+from tests.worker.conftest import TOKEN, MakeWorker
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.fixture
+def leftovers(scratch: Path) -> Iterator[Path]:
+    """The worker's temporary directory; no process that names it may outlive the test."""
+    yield scratch
+    assert running(str(scratch)) == []
+
+
+async def test_a_libreoffice_worker_edits_renders_and_lists_the_offices_own_commands(
+    make_worker: MakeWorker, leftovers: Path, report: bytes
+) -> None:
+    served = make_worker("libreoffice")
+    office = served.app()
+    assert office.name == "libreoffice"
+    listed = {spec.id for spec in await office.commands("table")}
+    assert {"table.setCell", "table.insertRow", "table.deleteRow"} <= listed
+    edited = await office.apply(
+        report,
+        [
+            AppCommand(command="changes.track", params={"value": True}),
+            AppCommand(command="text.replaceAll", params={"find": "Draft", "replace": "Final"}),
+        ],
+        author="Ada Lovelace",
+    )
+    assert edited.inspection.about.app == "libreoffice"
+    assert "Final figures follow." in edited.inspection.text
+    assert {item.author for item in edited.inspection.review} == {"Ada Lovelace"}
+    page = await office.render(edited.content, 1, scale=0.5)
+    assert page.startswith(PNG)
+    # The next page of the same file comes from the worker's PDF, without an office.
+    started = time.monotonic()
+    with pytest.raises(AppRefused, match="no page 2: the document has 1"):
+        await office.render(edited.content, 2)
+    assert time.monotonic() - started < 2
+    # A WordCraft adapter pointed at it is told so, not handed the office's results.
+    with pytest.raises(AppCrashed, match="the worker runs libreoffice, not wordcraft"):
+        await Worker(served.url, token=TOKEN).commands()
+
+
+async def test_what_the_office_cant_do_is_typed_and_its_limits_hold(
+    make_worker: MakeWorker, leftovers: Path, report: bytes
+) -> None:
+    office = make_worker("libreoffice").app()
+    with pytest.raises(AppRefused, match="unknown command"):
+        await office.apply(report, [AppCommand(command="edit.replaceAll")])
+    with pytest.raises(UnsafeFile) as unsafe:
+        await office.inspect(b"")
+    assert unsafe.value.reason == "not_a_zip"
+    started = time.monotonic()
+    with pytest.raises(AppTimeout, match=r"deadline of 0\.5 s"):
+        await office.inspect(report, deadline=0.5)
+    assert time.monotonic() - started < 5
+    # Its driver starts under the launcher: in 512 MiB of address space the office can't start.
+    starved = make_worker("libreoffice", memory=512 * 2**20).app()
+    with pytest.raises(AppCrashed, match="soffice exited"):
+        await starved.inspect(report)

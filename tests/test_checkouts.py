@@ -1,7 +1,9 @@
 """Check-out records: one behaviour suite over memory, SQLite and PostgreSQL.
 
 A record round-trips whole, whoever the actor is; it can be extended, replaced and removed;
-``active`` lists only the scope's open, unexpired ones; and each scope sees only its own.
+``active`` lists only the scope's open, unexpired ones; and each scope sees only its own. The
+conditional changes answer alike everywhere: only an open record is extended or ended, one
+check-in at a time holds a claim, and the first outcome settled is the one that stands.
 """
 
 from collections.abc import AsyncIterator
@@ -14,7 +16,7 @@ from artifactr.core import Actor, EvaluatorActor, ExternalAgentActor, SystemActo
 from artifactr.workspace import Scope
 
 from artifactr.files import Checkout, InMemoryCheckouts
-from artifactr.files.checkouts import Checkouts, holder_of
+from artifactr.files.checkouts import Checkouts, Outcome, holder_of
 from artifactr.files.sql import SqlCheckouts, migrate
 from tests.databases import BACKENDS, sql_engine
 
@@ -103,7 +105,7 @@ async def test_extending_or_removing_a_missing_check_out_is_a_no_op(
 
 async def test_adding_a_record_with_the_same_id_replaces_it(checkouts: Checkouts) -> None:
     await checkouts.add(SCOPE, record())
-    checked_in = record(checked_in=True, expires_at=NOON)
+    checked_in = record(state="checked_in", ended_by=ALICE, ended_at=NOON, expires_at=NOON)
     await checkouts.add(SCOPE, checked_in)
     assert await checkouts.get(SCOPE, "co_1") == checked_in
 
@@ -123,7 +125,8 @@ async def test_active_lists_only_open_check_outs_that_expire_after_now(
     await checkouts.add(SCOPE, record("co_open"))
     await checkouts.add(SCOPE, record("co_lapsed", expires_at=NOON - timedelta(seconds=1)))
     await checkouts.add(SCOPE, record("co_now", expires_at=NOON))
-    await checkouts.add(SCOPE, record("co_done", checked_in=True))
+    await checkouts.add(SCOPE, record("co_done", state="checked_in"))
+    await checkouts.add(SCOPE, record("co_gone", state="discarded"))
     await checkouts.add(SCOPE, record("co_too", artifact_id="a2"))
     active = await checkouts.active(SCOPE, now=NOON)
     assert sorted(checkout.id for checkout in active) == ["co_open", "co_too"]
@@ -147,3 +150,107 @@ async def test_each_scope_sees_only_its_own_check_outs(checkouts: Checkouts, oth
     mine = await checkouts.get(SCOPE, "co_1")
     assert mine is not None
     assert mine.base_version == 3
+
+
+BOB = UserActor(id="bob", name="Bob")
+APPLIED = Outcome(status="applied", version=4, fingerprint="f" * 64)
+PROPOSED = Outcome(status="proposed", version=3, proposal_id="prp_1", fingerprint="e" * 64)
+
+
+async def test_only_an_open_check_out_is_extended(checkouts: Checkouts) -> None:
+    await checkouts.add(SCOPE, record())
+    assert await checkouts.extend(SCOPE, "co_1", NOON + timedelta(hours=9))
+    await checkouts.end(SCOPE, "co_1", "discarded", by=BOB, at=NOON)
+    assert not await checkouts.extend(SCOPE, "co_1", NOON + timedelta(hours=20))
+    assert not await checkouts.extend(SCOPE, "co_gone", NOON)
+    ended = await checkouts.get(SCOPE, "co_1")
+    assert ended is not None
+    assert ended.expires_at == NOON
+
+
+async def test_a_check_out_ends_once_and_says_by_whom_and_when(checkouts: Checkouts) -> None:
+    await checkouts.add(SCOPE, record())
+    ended = await checkouts.end(SCOPE, "co_1", "discarded", by=BOB, at=NOON)
+    assert ended == record(state="discarded", ended_by=BOB, ended_at=NOON, expires_at=NOON)
+    later = NOON + timedelta(hours=1)
+    assert await checkouts.end(SCOPE, "co_1", "checked_in", by=ALICE, at=later) == ended
+    assert await checkouts.get(SCOPE, "co_1") == ended
+    assert await checkouts.end(SCOPE, "co_gone", "discarded", by=BOB, at=NOON) is None
+    assert await checkouts.active(SCOPE, now=NOON - timedelta(hours=1)) == []
+
+
+async def test_one_check_in_at_a_time_holds_the_claim_until_it_lapses(
+    checkouts: Checkouts,
+) -> None:
+    await checkouts.add(SCOPE, record())
+    until = NOON + timedelta(seconds=45)
+    first = await checkouts.claim(SCOPE, "co_1", "ci_1", until=until, now=NOON)
+    assert first is not None
+    assert (first.claim, first.claimed_until) == ("ci_1", until)
+    second = await checkouts.claim(SCOPE, "co_1", "ci_2", until=until, now=NOON)
+    assert second == first  # the first's claim is live: refused, and told whose it is
+    renewed = await checkouts.claim(SCOPE, "co_1", "ci_1", until=until + timedelta(1), now=NOON)
+    assert renewed is not None
+    assert renewed.claimed_until == until + timedelta(1)
+    await checkouts.unclaim(SCOPE, "co_1", "ci_2")  # not its claim: nothing changes
+    assert await checkouts.get(SCOPE, "co_1") == renewed
+    taken = await checkouts.claim(SCOPE, "co_1", "ci_2", until=until, now=until + timedelta(1))
+    assert taken is not None
+    assert taken.claim == "ci_2"  # the first's lapsed: a retry takes over
+    await checkouts.unclaim(SCOPE, "co_1", "ci_2")
+    assert await checkouts.get(SCOPE, "co_1") == record()
+    assert await checkouts.claim(SCOPE, "co_gone", "ci_1", until=until, now=NOON) is None
+    await checkouts.unclaim(SCOPE, "co_gone", "ci_1")
+
+
+async def test_the_first_outcome_settled_stands_and_ends_the_check_out(
+    checkouts: Checkouts,
+) -> None:
+    await checkouts.add(SCOPE, record())
+    await checkouts.claim(SCOPE, "co_1", "ci_1", until=NOON, now=NOON)
+    settled = await checkouts.settle(SCOPE, "co_1", APPLIED, by=ALICE, at=NOON)
+    expected = record(
+        state="checked_in", ended_by=ALICE, ended_at=NOON, expires_at=NOON, outcome=APPLIED
+    )
+    assert settled == expected
+    later = NOON + timedelta(hours=1)
+    assert await checkouts.settle(SCOPE, "co_1", PROPOSED, by=BOB, at=later) == expected
+    # Settled or checked in, it can't be claimed again: a retry reads the outcome.
+    assert await checkouts.claim(SCOPE, "co_1", "ci_2", until=later, now=later) == expected
+    assert await checkouts.settle(SCOPE, "co_gone", APPLIED, by=ALICE, at=NOON) is None
+
+
+async def test_a_discarded_check_out_keeps_its_ender_when_a_late_check_in_settles(
+    checkouts: Checkouts,
+) -> None:
+    await checkouts.add(SCOPE, record())
+    await checkouts.end(SCOPE, "co_1", "discarded", by=BOB, at=NOON)
+    claimed = await checkouts.claim(SCOPE, "co_1", "ci_1", until=NOON, now=NOON)
+    assert claimed is not None
+    assert claimed.claim == "ci_1"
+    later = NOON + timedelta(hours=1)
+    settled = await checkouts.settle(SCOPE, "co_1", PROPOSED, by=ALICE, at=later)
+    assert settled == record(
+        state="discarded", ended_by=BOB, ended_at=NOON, expires_at=NOON, outcome=PROPOSED
+    )
+
+
+async def test_a_check_out_checked_in_before_outcomes_were_kept_is_never_claimed(
+    checkouts: Checkouts,
+) -> None:
+    old = record(state="checked_in", ended_by=ALICE, ended_at=NOON, expires_at=NOON)
+    await checkouts.add(SCOPE, old)
+    assert await checkouts.claim(SCOPE, "co_1", "ci_1", until=NOON, now=NOON) == old
+
+
+async def test_a_whole_record_round_trips_through_add(checkouts: Checkouts) -> None:
+    whole = record(
+        state="discarded",
+        ended_by=BOB,
+        ended_at=NOON,
+        outcome=PROPOSED,
+        claim="ci_1",
+        claimed_until=NOON,
+    )
+    await checkouts.add(SCOPE, whole)
+    assert await checkouts.get(SCOPE, "co_1") == whole

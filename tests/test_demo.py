@@ -52,7 +52,7 @@ async def test_the_story_runs_from_upload_to_the_final_docx(
     assert "and edits through edit_native: Proposed as prp_" in story
     assert "is checked out by Alice (user:alice) until" in story
     assert "Alice checks it in: applied, v3" in story
-    assert "retries the upload: unchanged, still v3" in story
+    assert "retries the upload, answered alike: applied, v3" in story
     assert "Bob checks in: proposed" in story
     assert "v2 by Bob: add a review note at the end" in story
     assert "v4 by Alice: sign" in story

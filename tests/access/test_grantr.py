@@ -16,6 +16,7 @@ from artifactr.core import (
     ArchiveArtifact,
     EditArtifact,
     Forbidden,
+    InvalidState,
     JsonPatch,
     NotFound,
     Proposal,
@@ -232,7 +233,9 @@ async def test_an_admin_breaks_another_persons_check_out_and_a_contributor_canno
     assert held is not None
     assert held.holder == checkout.holder
     assert await files.lease(await office.ws(ADA), doc) is None
-    assert isinstance(await refusal(files.extend(await office.ws(EDDIE), checkout.id)), NotFound)
+    extended = await refusal(files.extend(await office.ws(EDDIE), checkout.id))
+    assert isinstance(extended, InvalidState)
+    assert "discarded by user:ada" in extended.message
 
 
 async def test_grantrs_editor_may_archive_so_it_breaks_another_editors_check_out(

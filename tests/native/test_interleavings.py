@@ -2,10 +2,13 @@
 
 Agents' edits, people's check-outs, extensions, check-ins and discards, direct edits through
 artifactr's generic path, proposal acceptance and the clock moving, in any order, on memory,
-SQLite and PostgreSQL. At every step:
+SQLite and PostgreSQL; and at once: a check-in retried while it is in flight, and a check-in
+racing an extend or a discard of its check-out (ADR-0009). At every step:
 
 - no revision replaces content it was not based on (its test names the previous revision's digest);
-- at most one live holder per artifact, and it is one the model knows about;
+- at most one live holder per artifact, and it is one the model knows about, and never a
+  check-out that ended;
+- a retried check-in answers what the first did, at once or later;
 - a stale check-in never overwrites newer content;
 - every revision after the first begins with the digest test;
 - accepting a stale proposal fails with ``PatchFailed``.
@@ -42,10 +45,12 @@ from hypothesis.stateful import (
 )
 
 from artifactr.files import AppCommand, ArtifactBusy, Checkout, WordDocument
+from artifactr.files.native import CheckedIn
 from tests.databases import BACKENDS
 from tests.native.conftest import AGENT, ALICE, BOB, Env, chunks, make_env, sample_docx
 
 PEOPLE = [ALICE, BOB]
+ADMIN = UserActor(id="admin", name="Admin")
 WORDS = ["Draft", "Final", "Signed", "Agreed"]
 
 
@@ -180,15 +185,65 @@ class Interleavings(RuleBasedStateMachine):
             before_version, before = await self.head()
             upload = rewritten(self.snapshots.pop(checkout.id), "Draft", new + " by hand")
             result = await attempt(self.env.files.check_in(ws, checkout.id, chunks(upload)))
-            if isinstance(result, Exception):  # discarded already
-                assert isinstance(result, NotFound)
-                return
+            assert not isinstance(result, Exception), result
             if result.status == "applied":
                 # Never over newer content: the head was still the check-out's base.
                 assert before_version == checkout.base_version
                 assert await self.bytes_of() == upload
             elif result.status == "proposed":
                 assert await self.head() == (before_version, before)
+
+        self.run(go())
+
+    @rule(checkout=consumes(checkouts), new=st.sampled_from(WORDS), copies=st.integers(2, 3))
+    def retries_at_once(self, checkout: Checkout | None, new: str, copies: int) -> None:
+        """A client sends the same check-in again while the first is in flight."""
+        if checkout is None or checkout.id not in self.snapshots:
+            return
+
+        async def go() -> None:
+            ws = await self.env.ws(checkout.actor)
+            upload = rewritten(self.snapshots.pop(checkout.id), "Draft", new + " again")
+            results = await asyncio.gather(
+                *(
+                    attempt(self.env.files.check_in(ws, checkout.id, chunks(upload)))
+                    for _ in range(copies)
+                )
+            )
+            assert all(isinstance(result, CheckedIn) for result in results), results
+            assert len(set(results)) == 1, results
+            later = await self.env.files.check_in(ws, checkout.id, chunks(upload))
+            assert later == results[0]
+
+        self.run(go())
+
+    @rule(
+        checkout=consumes(checkouts),
+        new=st.sampled_from(WORDS),
+        other=st.sampled_from(["extend", "discard", "discard by someone else"]),
+    )
+    def check_in_racing(self, checkout: Checkout | None, new: str, other: str) -> None:
+        """A check-in races an extend or a discard of its own check-out."""
+        if checkout is None or checkout.id not in self.snapshots:
+            return
+
+        async def go() -> None:
+            ws = await self.env.ws(checkout.actor)
+            upload = rewritten(self.snapshots.pop(checkout.id), "Draft", new + " raced")
+            if other == "extend":
+                racer = self.env.files.extend(ws, checkout.id)
+            else:
+                by = ws if other == "discard" else await self.env.ws(ADMIN)
+                racer = self.env.files.discard(by, checkout.id)
+            result, raced = await asyncio.gather(
+                attempt(self.env.files.check_in(ws, checkout.id, chunks(upload))),
+                attempt(racer),
+            )
+            assert isinstance(result, CheckedIn), result
+            assert raced is None or isinstance(raced, Checkout | InvalidState | ArtifactBusy)
+            lease = await self.env.files.lease(ws, self.artifact_id)
+            assert lease is None or lease.holder != checkout.holder
+            assert await self.env.files.check_in(ws, checkout.id, chunks(upload)) == result
 
         self.run(go())
 
@@ -269,6 +324,12 @@ class Interleavings(RuleBasedStateMachine):
             lease = await self.env.files.lease(await self.env.ws(), self.artifact_id)
             if lease is not None:
                 assert lease.holder in self.holders
+                # A check-out that was checked in or discarded never holds the file.
+                if lease.holder.startswith("checkout:"):
+                    checkout_id = lease.holder.split(":")[1]
+                    record = await self.env.checkouts.get(self.env.scope, checkout_id)
+                    assert record is not None
+                    assert record.state == "open"
 
         self.run(go())
 

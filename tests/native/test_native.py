@@ -1,5 +1,6 @@
 """NativeFiles: upload, edits by command batch, check-out and check-in, reads, the switch."""
 
+import asyncio
 import hashlib
 import io
 import json
@@ -39,6 +40,7 @@ from artifactr.files import (
     WordDocument,
 )
 from artifactr.files.app import Edited
+from artifactr.files.checkouts import Outcome
 from artifactr.files.fake import FakeApp
 from artifactr.files.fingerprint import fingerprint
 from artifactr.files.integrations import integration_gate
@@ -336,12 +338,17 @@ async def test_a_discarded_check_out_frees_the_file(env: Env) -> None:
     await env.files.discard(ws, checkout.id)
     env.switch.set("t1", "w1", env.files.key, enabled=True)
     assert await env.files.lease(ws, artifact_id) is None
-    with pytest.raises(NotFound):
-        await env.files.checkout(ws, checkout.id)
+    ended = await env.files.checkout(ws, checkout.id)
+    assert (ended.state, ended.ended_by, ended.ended_at) == ("discarded", ALICE, env.clock.now)
     assert (await env.files.check_out(await env.ws(BOB), artifact_id)).base_version == 1
+    await env.files.discard(ws, checkout.id)  # a retry changes nothing
+    assert await env.files.checkout(ws, checkout.id) == ended
+    with pytest.raises(InvalidState) as caught:
+        await env.files.extend(ws, checkout.id)
+    assert "discarded by user:alice" in caught.value.message
 
 
-async def test_a_check_in_commits_as_the_person_and_a_retry_changes_nothing(env: Env) -> None:
+async def test_a_check_in_commits_as_the_person_and_a_retry_answers_the_same(env: Env) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     ws = await env.ws(BOB)
@@ -356,8 +363,10 @@ async def test_a_check_in_commits_as_the_person_and_a_retry_changes_nothing(env:
     assert await read_all(env, artifact_id) == edited
     assert await env.files.lease(ws, artifact_id) is None
     retried = await env.files.check_in(ws, checkout.id, chunks(edited))
-    assert retried == CheckedIn(status="unchanged", artifact_id=artifact_id, version=2)
+    assert retried == result
     assert len(await ws.revisions(artifact_id)) == 2
+    ended = await env.files.checkout(ws, checkout.id)
+    assert (ended.state, ended.ended_by, ended.ended_at) == ("checked_in", BOB, env.clock.now)
     with pytest.raises(InvalidState):
         await env.files.check_in(ws, checkout.id, chunks(data))
     with pytest.raises(InvalidState):
@@ -642,6 +651,258 @@ async def test_a_check_in_that_loses_the_race_to_a_commit_becomes_a_proposal(
     assert result.version == 2
 
 
+# ─── retries, races and late check-ins (ADR-0009) ─────────────────────────────
+
+
+async def test_a_retried_check_in_kept_as_a_proposal_answers_the_same_proposal(env: Env) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    bob = await env.ws(BOB)
+    checkout = await env.files.check_out(bob, artifact_id)
+    env.clock.advance(timedelta(hours=9))
+    await env.files.edit(await env.ws(), artifact_id, base_version=1, commands=[REPLACE])
+    first = await env.files.check_in(bob, checkout.id, chunks(edited_body(data)))
+    again = await env.files.check_in(bob, checkout.id, chunks(edited_body(data)))
+    assert first.status == "proposed"
+    assert again == first
+    assert [p.id for p in await bob.proposals()] == [first.proposal_id]
+    with pytest.raises(InvalidState) as caught:
+        await env.files.check_in(bob, checkout.id, chunks(with_part(data, "x.xml", b"x")))
+    assert "another file" in caught.value.message
+
+
+async def test_a_check_in_of_a_check_out_someone_discarded_is_kept_and_says_who_and_when(
+    env: Env,
+) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    bob = await env.ws(BOB)
+    checkout = await env.files.check_out(bob, artifact_id)
+    env.clock.advance(timedelta(hours=2))
+    await env.files.discard(await env.ws(ADMIN), checkout.id)
+    broken_at = env.clock.now
+    env.clock.advance(timedelta(minutes=5))
+    result = await env.files.check_in(bob, checkout.id, chunks(edited_body(data)))
+    assert result.status == "proposed"
+    assert (result.version, result.ended_by, result.ended_at) == (1, ADMIN, broken_at)
+    assert result.proposal_id is not None
+    proposal = await bob.proposal(result.proposal_id)
+    assert proposal.proposed_by == BOB
+    assert proposal.rationale is not None
+    assert "user:admin discarded" in proposal.rationale
+    assert len(await bob.revisions(artifact_id)) == 1
+    assert await env.files.lease(bob, artifact_id) is None
+    assert await env.files.check_in(bob, checkout.id, chunks(edited_body(data))) == result
+    record = await env.files.checkout(bob, checkout.id)
+    assert (record.state, record.ended_by) == ("discarded", ADMIN)
+
+
+async def test_a_check_in_the_app_fails_on_lets_a_retry_check_in(env: Env) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    ws = await env.ws()
+    checkout = await env.files.check_out(ws, artifact_id)
+    env.app.fail_next("crashed", "inspect")
+    with pytest.raises(AppCrashed):
+        await env.files.check_in(ws, checkout.id, chunks(edited_body(data)))
+    result = await env.files.check_in(ws, checkout.id, chunks(edited_body(data)))
+    assert (result.status, result.version) == ("applied", 2)
+
+
+async def test_a_check_out_checked_in_before_outcomes_were_kept_refuses_a_retry(
+    env: Env,
+) -> None:
+    artifact_id = await env.upload()
+    ws = await env.ws()
+    checkout = await env.files.check_out(ws, artifact_id)
+    await env.checkouts.add(
+        env.scope,
+        checkout.model_copy(
+            update={"state": "checked_in", "ended_by": ALICE, "ended_at": env.clock.now}
+        ),
+    )
+    with pytest.raises(InvalidState):
+        await env.files.check_in(ws, checkout.id, chunks(sample_docx()))
+
+
+async def test_a_check_in_waits_for_another_check_in_of_its_check_out_and_answers_alike(
+    memory_env: Env,
+) -> None:
+    data = sample_docx()
+    artifact_id = await memory_env.upload(data)
+    ws = await memory_env.ws()
+    checkout = await memory_env.files.check_out(ws, artifact_id)
+    now = memory_env.clock.now
+    until = now + timedelta(seconds=45)
+    await memory_env.checkouts.claim(
+        memory_env.scope, checkout.id, "ci_other", until=until, now=now
+    )
+    waiting = asyncio.create_task(
+        memory_env.files.check_in(ws, checkout.id, chunks(edited_body(data)))
+    )
+    await asyncio.sleep(0.1)
+    assert not waiting.done()
+    printed = fingerprint(edited_body(data))
+    outcome = Outcome(status="applied", version=7, fingerprint=printed)
+    await memory_env.checkouts.settle(memory_env.scope, checkout.id, outcome, by=ALICE, at=now)
+    result = await asyncio.wait_for(waiting, 5)
+    assert result == CheckedIn(status="applied", artifact_id=artifact_id, version=7)
+
+
+async def test_a_check_in_waiting_on_a_check_out_that_was_removed_finds_none(
+    memory_env: Env,
+) -> None:
+    data = sample_docx()
+    artifact_id = await memory_env.upload(data)
+    ws = await memory_env.ws()
+    checkout = await memory_env.files.check_out(ws, artifact_id)
+    now = memory_env.clock.now
+    until = now + timedelta(seconds=45)
+    await memory_env.checkouts.claim(
+        memory_env.scope, checkout.id, "ci_other", until=until, now=now
+    )
+    waiting = asyncio.create_task(memory_env.files.check_in(ws, checkout.id, chunks(data)))
+    await asyncio.sleep(0.05)
+    await memory_env.checkouts.remove(memory_env.scope, checkout.id)
+    with pytest.raises(NotFound):
+        await asyncio.wait_for(waiting, 5)
+
+
+async def test_a_check_in_that_stalled_past_its_claim_answers_what_the_retry_did(
+    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = memory_env
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    ws = await env.ws()
+    checkout = await env.files.check_out(ws, artifact_id)
+    inspect = env.app.inspect
+    retried: list[CheckedIn] = []
+    stalled: list[bool] = []
+
+    async def stall_then_a_retry_takes_over(source: Any, **options: Any) -> Any:
+        inspection = await inspect(source, **options)
+        if not stalled:
+            stalled.append(True)
+            env.clock.advance(timedelta(minutes=1))  # the claim lapses
+            retried.append(await env.files.check_in(ws, checkout.id, chunks(edited_body(data))))
+        return inspection
+
+    monkeypatch.setattr(env.app, "inspect", stall_then_a_retry_takes_over)
+    result = await env.files.check_in(ws, checkout.id, chunks(edited_body(data)))
+    assert retried == [result]
+    assert (result.status, result.version) == ("applied", 2)
+    assert len(await ws.revisions(artifact_id)) == 2
+
+
+async def test_a_stale_check_in_proposes_against_whatever_head_it_finds(
+    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = memory_env
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    bob = await env.ws(BOB)
+    checkout = await env.files.check_out(bob, artifact_id)
+    env.clock.advance(timedelta(hours=9))
+    await env.files.check_out(await env.ws(), artifact_id)  # alice holds it now: stale
+    manifest = env.files.manifest
+    reads: list[int] = []
+
+    async def someone_commits_after_the_second_read(*args: Any) -> Any:
+        read = await manifest(*args)
+        reads.append(read[0])
+        if len(reads) == 2:  # the proposal's read: the head moves under it
+            alice = await env.ws()
+            await alice.commit(
+                EditArtifact(
+                    artifact_id=artifact_id,
+                    base_version=read[0],
+                    patch=JsonPatch(ops=({"op": "replace", "path": "/name", "value": "b.docx"},)),
+                )
+            )
+        return read
+
+    monkeypatch.setattr(env.files, "manifest", someone_commits_after_the_second_read)
+    result = await env.files.check_in(bob, checkout.id, chunks(edited_body(data)))
+    assert (result.status, result.version) == ("proposed", 2)
+    assert reads == [1, 1, 2]
+
+
+async def test_a_stale_check_in_that_finds_the_head_equal_to_it_is_unchanged(
+    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = memory_env
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    bob = await env.ws(BOB)
+    checkout = await env.files.check_out(bob, artifact_id)
+    env.clock.advance(timedelta(hours=9))
+    await env.files.check_out(await env.ws(), artifact_id)
+    printed = fingerprint(edited_body(data))
+    manifest = env.files.manifest
+    reads: list[int] = []
+
+    async def someone_commits_the_same_file_first(*args: Any) -> Any:
+        reads.append(1)
+        if len(reads) == 2:
+            alice = await env.ws()
+            head = await alice.get(WordDocument, artifact_id)
+            ops = (
+                {"op": "test", "path": "/content/sha256", "value": head.data.content.sha256},
+                {"op": "replace", "path": "/fingerprint", "value": printed},
+            )
+            await alice.commit(
+                EditArtifact(
+                    artifact_id=artifact_id, base_version=head.version, patch=JsonPatch(ops=ops)
+                )
+            )
+        return await manifest(*args)
+
+    monkeypatch.setattr(env.files, "manifest", someone_commits_the_same_file_first)
+    result = await env.files.check_in(bob, checkout.id, chunks(edited_body(data)))
+    assert (result.status, result.version) == ("unchanged", 2)
+
+
+async def test_an_extend_that_finds_its_check_out_gone_lets_go_of_the_file(
+    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = memory_env
+    artifact_id = await env.upload()
+    ws = await env.ws()
+    checkout = await env.files.check_out(ws, artifact_id)
+    extend = env.checkouts.extend
+
+    async def removed_first(*args: Any) -> bool:
+        await env.checkouts.remove(env.scope, checkout.id)
+        return await extend(*args)
+
+    monkeypatch.setattr(env.checkouts, "extend", removed_first)
+    with pytest.raises(NotFound):
+        await env.files.extend(ws, checkout.id)
+    assert await env.files.lease(ws, artifact_id) is None
+
+
+async def test_a_check_in_discarded_after_its_lease_was_renewed_is_a_proposal(
+    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = memory_env
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    bob = await env.ws(BOB)
+    checkout = await env.files.check_out(bob, artifact_id)
+    acquire = env.leases.acquire
+
+    async def discarded_meanwhile(*args: Any) -> Any:
+        lease = await acquire(*args)
+        await env.files.discard(await env.ws(ADMIN), checkout.id)
+        return lease
+
+    monkeypatch.setattr(env.leases, "acquire", discarded_meanwhile)
+    result = await env.files.check_in(bob, checkout.id, chunks(edited_body(data)))
+    assert (result.status, result.ended_by) == ("proposed", ADMIN)
+    assert await env.leases.current(env.scope, artifact_id) is None
+
+
 async def test_a_manifest_without_text_reads_as_empty_and_a_lost_blob_as_missing(
     memory_env: Env,
 ) -> None:
@@ -715,8 +976,8 @@ async def test_someone_else_may_break_a_check_out_only_if_they_may_archive_the_f
     admin = await workspaces.open("t1", "w1", actor=ADMIN)
     await env.files.discard(admin, checkout.id)
     assert await env.files.lease(admin, artifact_id) is None
-    with pytest.raises(NotFound):
-        await env.files.checkout(await env.ws(), checkout.id)
+    broken = await env.files.checkout(await env.ws(), checkout.id)
+    assert (broken.state, broken.ended_by) == ("discarded", ADMIN)
 
 
 async def test_bad_names_ids_pages_and_scales_are_refused_before_any_work(env: Env) -> None:

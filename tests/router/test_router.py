@@ -569,7 +569,13 @@ async def test_discarding_a_check_out_frees_the_file(api: Api) -> None:
     assert response.content == b""
     lease = await api.client.get(api.url(f"/{artifact_id}/lease"), headers=ALICE)
     assert lease.json()["lease"] is None
-    assert (await api.client.delete(url, headers=ALICE)).status_code == 404
+    assert (await api.client.delete(url, headers=ALICE)).status_code == 204  # a retry
+    ended = (await api.client.get(url, headers=ALICE)).json()
+    assert (ended["state"], ended["ended_by"]["id"], ended["checked_in"]) == (
+        "discarded",
+        "alice",
+        False,
+    )
     await api.check_out(artifact_id, BOB)
 
 
@@ -586,6 +592,8 @@ async def test_a_check_in_commits_a_new_version_and_frees_the_file(api: Api) -> 
         "artifact_id": artifact_id,
         "version": 2,
         "proposal_id": None,
+        "ended_by": None,
+        "ended_at": None,
     }
     lease = await api.client.get(api.url(f"/{artifact_id}/lease"), headers=ALICE)
     assert lease.json()["lease"] is None
@@ -628,20 +636,77 @@ async def test_a_check_in_takes_its_summary_from_the_query(api: Api) -> None:
     assert "tightened clause 4" in summaries
 
 
-async def test_a_retried_check_in_changes_nothing(api: Api) -> None:
+async def test_a_retried_check_in_answers_what_the_first_did(api: Api) -> None:
     artifact_id = await api.upload()
     checkout = await api.check_out(artifact_id)
     first = await api.check_in(artifact_id, checkout["id"], EDITED)
     again = await api.check_in(artifact_id, checkout["id"], EDITED)
-    assert first.json()["status"] == "applied"
-    assert again.status_code == 200
-    assert again.json() == {
-        "status": "unchanged",
-        "artifact_id": artifact_id,
-        "version": 2,
-        "proposal_id": None,
-    }
+    assert again.status_code == first.status_code == 200
+    assert (
+        again.json()
+        == first.json()
+        == {
+            "status": "applied",
+            "artifact_id": artifact_id,
+            "version": 2,
+            "proposal_id": None,
+            "ended_by": None,
+            "ended_at": None,
+        }
+    )
     assert await revisions(api, artifact_id) == 2
+    other = await api.check_in(artifact_id, checkout["id"], build_docx(["Another file."]))
+    assert other.status_code == 409
+    assert "another file" in other.json()["detail"]["message"]
+
+
+RETRIES = 30
+"""How many copies of one check-in a client sends at once."""
+
+
+async def test_many_retries_of_one_check_in_at_once_give_one_outcome_and_no_5xx(
+    api: Api,
+) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    answers = await asyncio.gather(
+        *(api.check_in(artifact_id, checkout["id"], EDITED) for _ in range(RETRIES))
+    )
+    assert [answer.status_code for answer in answers] == [200] * RETRIES
+    assert {answer.text for answer in answers} == {answers[0].text}
+    assert answers[0].json()["status"] == "applied"
+    assert await revisions(api, artifact_id) == 2
+
+
+async def test_many_retries_of_a_stale_check_in_at_once_give_one_proposal(api: Api) -> None:
+    artifact_id = await api.upload()
+    alices = await api.check_out(artifact_id)
+    api.clock.advance(timedelta(hours=8, minutes=1))
+    bobs = await api.check_out(artifact_id, BOB)
+    assert (await api.check_in(artifact_id, bobs["id"], build_docx(["Bob's."]), BOB)).is_success
+    answers = await asyncio.gather(
+        *(api.check_in(artifact_id, alices["id"], EDITED) for _ in range(RETRIES))
+    )
+    assert [answer.status_code for answer in answers] == [202] * RETRIES
+    assert {answer.text for answer in answers} == {answers[0].text}
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="bob"))
+    assert [p.id for p in await ws.proposals()] == [answers[0].json()["proposal_id"]]
+
+
+async def test_a_check_in_after_someone_broke_the_check_out_says_who_and_when(
+    api: Api,
+) -> None:
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    url = api.url(f"/{artifact_id}/checkouts/{checkout['id']}")
+    assert (await api.client.delete(url, headers=BOB)).status_code == 204
+    response = await api.check_in(artifact_id, checkout["id"], EDITED)
+    assert response.status_code == 202
+    body = response.json()
+    assert body["status"] == "proposed"
+    assert body["ended_by"] == {"kind": "user", "id": "bob", "name": "Bob"}
+    assert body["ended_at"] == "2026-11-30T12:00:00Z"
+    assert await revisions(api, artifact_id) == 1
 
 
 async def test_a_check_in_after_the_lease_lapsed_and_someone_committed_is_a_proposal(

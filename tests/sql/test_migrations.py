@@ -16,13 +16,15 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from artifactr import UserActor
 from artifactr.sql import create_sqlite_engine
 from artifactr.sql import migrate as migrate_artifactr
-from sqlalchemy import Connection, inspect, select, text
+from artifactr.workspace import Scope
+from sqlalchemy import Connection, bindparam, inspect, select, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from artifactr.files.sql import migrate
+from artifactr.files.sql import SqlCheckouts, migrate
 from artifactr.files.sql._sessions import DatabaseNow
 from artifactr.files.sql.schema import SCRIPT_LOCATION, alembic_config
 from artifactr.files.sql.tables import TABLES, VERSION_TABLE, UtcDateTime, metadata, owned
@@ -150,3 +152,55 @@ def test_timestamps_are_written_and_read_as_utc() -> None:
     assert kind.process_result_value(datetime(2026, 11, 30, 12), dialect) == noon
     assert kind.process_result_value(zoned, dialect).tzinfo == UTC
     assert kind.process_result_value(None, dialect) is None
+
+
+async def test_a_check_out_checked_in_before_0002_reads_as_checked_in_by_its_actor(
+    engine: AsyncEngine,
+) -> None:
+    def to(revision: str) -> Any:
+        def run(connection: Connection) -> None:
+            command.upgrade(alembic_config(connection), revision)
+
+        return run
+
+    async with engine.begin() as connection:
+        await connection.run_sync(to("0001"))
+        for checkout_id, checked_in in (("co_done", True), ("co_open", False)):
+            await connection.execute(
+                text(
+                    "INSERT INTO artifactr_files_checkouts (tenant_id, workspace_id, id, "
+                    "artifact_id, base_version, base_sha256, actor, expires_at, checked_in, "
+                    "created_at) VALUES ('t1', 'w1', :id, 'a1', 1, :sha, :actor, :at, :done, :at)"
+                ).bindparams(bindparam("at", type_=UtcDateTime())),
+                {
+                    "id": checkout_id,
+                    "sha": "a" * 64,
+                    "actor": '{"kind": "user", "id": "alice"}',
+                    "at": datetime(2026, 11, 30, 12, tzinfo=UTC),
+                    "done": checked_in,
+                },
+            )
+    await migrate(engine)
+    checkouts = SqlCheckouts(engine)
+    scope = Scope(tenant_id="t1", workspace_id="w1")
+    done = await checkouts.get(scope, "co_done")
+    still = await checkouts.get(scope, "co_open")
+    assert done is not None
+    assert still is not None
+    assert (done.state, done.ended_by, done.outcome) == ("checked_in", UserActor(id="alice"), None)
+    assert done.ended_at == datetime(2026, 11, 30, 12, tzinfo=UTC)
+    assert (still.state, still.ended_by) == ("open", None)
+    await checkouts.end(scope, "co_open", "discarded", by=UserActor(id="bob"), at=still.expires_at)
+    async with engine.begin() as connection:
+        await connection.run_sync(_down_to("0001"))
+        rows = await connection.execute(
+            text("SELECT id, checked_in FROM artifactr_files_checkouts ORDER BY id")
+        )
+        assert [(row[0], bool(row[1])) for row in rows] == [("co_done", True)]
+
+
+def _down_to(revision: str) -> Any:
+    def run(connection: Connection) -> None:
+        command.downgrade(alembic_config(connection), revision)
+
+    return run

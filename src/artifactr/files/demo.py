@@ -294,7 +294,7 @@ async def _story(engine: Any, out: Path, say: Say, chosen: tuple[App, str]) -> P
         checked_in = await files.check_in(alice, checkout.id, stream(mine))
         say(f"\n5. Alice checks it in: {checked_in.status}, v{checked_in.version}")
         again = await files.check_in(alice, checkout.id, stream(mine))
-        say(f"   her browser retries the upload: {again.status}, still v{again.version}")
+        say(f"   her browser retries the upload, answered alike: {again.status}, v{again.version}")
 
         late = await files.check_out(bob, artifact_id)
         bobs = await person_edits(

@@ -9,9 +9,11 @@ removes what was put.
   seconds (``edit:<uuid>``); it becomes a proposal, as the type's write policy says. A person's
   edit commits.
 - A person checks a file out (a lease of hours, ``checkout:<id>:<actor>``), edits it in the
-  app, and checks it in from a stream. A check-in equal to the head commits nothing, so a retry
-  is idempotent; a stale one (its lease lapsed, or another holds it, and someone committed) is
-  kept as a proposal against the head, never a silent overwrite.
+  app, and checks it in from a stream. A check-in equal to the head commits nothing; a stale
+  one (its lease lapsed, or another holds it, and someone committed), or one of a check-out
+  someone discarded, is kept as a proposal against the head, never a silent overwrite. A
+  check-out has one check-in: a retry, at once or later, answers what the first did
+  (ADR-0009).
 - While the app is off in a workspace (ADR-0006), upload, edit, check-out, extend and check-in
   are refused with :class:`~artifactr.files.errors.NotEnabled` before any lease; reads go on.
 """
@@ -21,10 +23,11 @@ import json
 import tempfile
 import uuid
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import IO, Any, Final, Literal
 
 from artifactr.core import (
+    Actor,
     Applied,
     EditArtifact,
     Forbidden,
@@ -38,7 +41,7 @@ from artifactr.core import (
     new_artifact_id,
     new_id,
 )
-from artifactr.workspace import Access, Workspace
+from artifactr.workspace import Access, Scope, Workspace
 from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
 
 from artifactr.files.app import (
@@ -59,16 +62,16 @@ from artifactr.files.blobs import (
     Renders,
     utc_now,
 )
-from artifactr.files.checkouts import Checkout, Checkouts, holder_of
+from artifactr.files.checkouts import Checkout, Checkouts, Outcome, holder_of
 from artifactr.files.errors import AppCrashed, NotEnabled, UnsafeFile
 from artifactr.files.fingerprint import DEFAULT_LIMITS, ZipLimits, fingerprint
 from artifactr.files.integrations import Integrations
 from artifactr.files.leases import (
+    EDIT_ACTION,
     ArtifactLease,
     Leases,
     artifact_lease,
     hold_artifact,
-    release_artifact,
     scope_of,
 )
 from artifactr.files.manifests import MAX_OUTLINE, Blob, NativeFile, Provenance, WordDocument
@@ -112,6 +115,12 @@ SCALE_STEPS: Final = 20
 """A scale is rounded to the nearest 1/SCALE_STEPS (0.05), so a reader can't have one page
 rendered, and cached, in more than 79 ways by asking for 1.0, 1.0001, 1.0002..."""
 
+CLAIM_POLL: Final = 0.02
+"""How long a check-in first waits, in seconds, for another check-in of its check-out."""
+
+CLAIM_POLL_MAX: Final = 0.2
+"""The longest it waits between looks: each wait doubles up to this."""
+
 ARCHIVE_ACTION: Final = "artifactr:archive_artifact"
 """The action asked before breaking someone else's check-out."""
 
@@ -147,6 +156,11 @@ class CheckedIn(BaseModel):
     """The new version (applied), or the head it matched or was proposed against."""
     proposal_id: str | None = None
     """The proposal a stale check-in became."""
+    ended_by: Actor | None = None
+    """Who discarded the check-out before it was checked in: the check-in was kept as a
+    proposal (or was unchanged). None if the check-out was open."""
+    ended_at: datetime | None = None
+    """When the check-out was discarded; None if it was open."""
 
 
 class Spooled:
@@ -595,19 +609,26 @@ class NativeFiles:
     async def extend(self, ws: Workspace, checkout_id: str) -> Checkout:
         """Extend a check-out by ``checkout_ttl`` from now, by acquiring its lease again.
 
+        The lease is taken first, then the record extended only if it is still open: an
+        extend that lost to a check-in or a discard lets go of the lease at once, so an ended
+        check-out never keeps the file (ADR-0009).
+
         Raises:
             NotFound: If there is no such check-out, or its artifact is hidden.
             Forbidden: If it is someone else's, or the actor may no longer edit the file.
             NotEnabled: If the app is off here.
-            InvalidState: If it was checked in.
+            InvalidState: If it was checked in or discarded.
             ArtifactBusy: If it lapsed and someone else holds the file now.
         """
         record = await self._open_checkout(ws, checkout_id)
         await self._require_enabled(ws)
+        scope = scope_of(ws)
         lease = await hold_artifact(
             ws, self.leases, record.artifact_id, holder=record.holder, ttl=self._checkout_ttl
         )
-        await self.checkouts.extend(scope_of(ws), checkout_id, lease.expires_at)
+        if not await self.checkouts.extend(scope, checkout_id, lease.expires_at):
+            await self.leases.release(scope, record.artifact_id, record.holder)
+            raise _ended(checkout_id, await self.checkouts.get(scope, checkout_id))
         return record.model_copy(update={"expires_at": lease.expires_at})
 
     async def discard(self, ws: Workspace, checkout_id: str) -> None:
@@ -616,7 +637,9 @@ class NativeFiles:
         The person who checked out may discard it, even while the app is off, so they can let
         go of a file. Someone else may break it only if they may archive the file
         (``artifactr:archive_artifact``, an owner's or admin's right), so a person who left for
-        the day doesn't hold a file for eight hours (ADR-0006).
+        the day doesn't hold a file for eight hours (ADR-0006). The record is kept, saying who
+        ended it and when: a later check-in of it is kept as a proposal (ADR-0009). Discarding
+        an ended check-out changes nothing, so a retry is answered alike.
 
         Raises:
             NotFound: If there is no such check-out, or its artifact is hidden.
@@ -626,14 +649,16 @@ class NativeFiles:
         record = await self._record(ws, checkout_id)
         try:
             if record.actor.participant != ws.actor.participant:
-                archive = Access(action=ARCHIVE_ACTION, artifact_id=record.artifact_id)
-                await ws.check(archive)
-            await release_artifact(ws, self.leases, record.artifact_id, holder=record.holder)
+                await ws.check(Access(action=ARCHIVE_ACTION, artifact_id=record.artifact_id))
+            await ws.check(Access(action=EDIT_ACTION, artifact_id=record.artifact_id))
         except NotEnabled:
             # The gate refuses these actions while the app is off, but only once the
             # application's own authorize allowed them: letting go stays allowed (ADR-0006).
-            await self.leases.release(scope_of(ws), record.artifact_id, record.holder)
-        await self.checkouts.remove(scope_of(ws), checkout_id)
+            pass
+        scope = scope_of(ws)
+        # The record ends first, then the lease goes: an extend in between sees it ended.
+        await self.checkouts.end(scope, checkout_id, "discarded", by=ws.actor, at=self._clock())
+        await self.leases.release(scope, record.artifact_id, record.holder)
 
     async def check_in(
         self,
@@ -645,16 +670,23 @@ class NativeFiles:
     ) -> CheckedIn:
         """Check a file in from a stream, against the base its check-out recorded.
 
-        Equal to the head (by fingerprint): succeeds and commits nothing, so a retry is
-        idempotent. Stale (someone committed since the check-out, or another holds the file
-        now): kept as a proposal against the head, with a test on the head's digest. Otherwise
-        committed as the person, with source ``check_in``; the lease is released.
+        Equal to the head (by fingerprint): succeeds and commits nothing. Stale (someone
+        committed since the check-out, or another holds the file now): kept as a proposal
+        against the head, with a test on the head's digest, whatever head it finds when it
+        proposes. Otherwise committed as the person, with source ``check_in``. Either way the
+        check-out ends and its lease is released.
+
+        A check-out has one check-in (ADR-0009): a retry with the same file, at once or later,
+        answers exactly what the first did (the same version, ``unchanged``, or the same
+        proposal), and one racing the first waits for its outcome. A check-in of a check-out
+        that was discarded, by its owner or broken by someone else, is kept as a proposal
+        against the head, and its answer says who ended the check-out and when.
 
         Raises:
             NotFound: If there is no such check-out, or its artifact is hidden.
             Forbidden: If it is someone else's, or the actor may no longer edit the file.
             NotEnabled: If the app is off here.
-            InvalidState: If it was checked in already with other content.
+            InvalidState: If it was checked in already with another file.
             FileTooLarge: If the stream is over the size limit.
             UnsafeFile: If the file is not a package or is hostile.
             AppFailure: If the app can't read it.
@@ -664,15 +696,7 @@ class NativeFiles:
         incoming = await spool(data, limit=self._max_size)
         try:
             printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
-            version, head = await self.manifest(ws, record.artifact_id)
-            if printed == head.fingerprint:
-                await self._finish(ws, record)
-                return CheckedIn(
-                    status="unchanged", artifact_id=record.artifact_id, version=version
-                )
-            if record.checked_in:
-                raise InvalidState(f"check-out {checkout_id} was checked in already")
-            return await self._check_in(ws, record, incoming, printed, version, head, summary)
+            return await self._check_in(ws, record, incoming, printed, summary)
         finally:
             incoming.close()
 
@@ -682,11 +706,57 @@ class NativeFiles:
         record: Checkout,
         source: "Spooled",
         printed: str,
-        version: int,
-        head: NativeFile,
         summary: str | None,
     ) -> CheckedIn:
+        scope = scope_of(ws)
+        token = new_id("ci")
+        while True:
+            claimed = await self._claim(scope, record.id, token)
+            if claimed.claim != token:
+                return _answer(claimed, printed)
+            try:
+                outcome = await self._checked_in(ws, claimed, source, printed, summary, token)
+            except _Overtaken:
+                continue
+            except BaseException:
+                await self.checkouts.unclaim(scope, record.id, token)
+                raise
+            settled = await self.checkouts.settle(
+                scope, record.id, outcome, by=ws.actor, at=self._clock()
+            )
+            # The record ended first, then the lease goes: an extend in between sees it ended.
+            await self.leases.release(scope, record.artifact_id, record.holder)
+            # Were the record removed meanwhile, the answer is still what this check-in did.
+            return _answer(settled or claimed.model_copy(update={"outcome": outcome}), printed)
+
+    async def _claim(self, scope: Scope, checkout_id: str, token: str) -> Checkout:
+        """Return the record once this check-in holds its claim, or it has an outcome."""
+        delay = CLAIM_POLL
+        while True:
+            now = self._clock()
+            until = now + self._edit_ttl
+            record = await self.checkouts.claim(scope, checkout_id, token, until=until, now=now)
+            if record is None:
+                raise NotFound("checkout", checkout_id)
+            if record.claim == token or record.outcome is not None or record.checked_in:
+                return record
+            # Another check-in of it is at work: its outcome will be this one's answer.
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, CLAIM_POLL_MAX)
+
+    async def _checked_in(
+        self,
+        ws: Workspace,
+        record: Checkout,
+        source: "Spooled",
+        printed: str,
+        summary: str | None,
+        token: str,
+    ) -> Outcome:
         artifact_id = record.artifact_id
+        version, head = await self.manifest(ws, artifact_id)
+        if printed == head.fingerprint:
+            return Outcome(status="unchanged", version=version, fingerprint=printed)
         inspection = await self._inspect(ws, artifact_id, source)
         media_type = head.content.media_type
         blobs, _ = await self._put_all(ws, artifact_id, source, media_type, inspection, printed)
@@ -704,70 +774,83 @@ class NativeFiles:
             }
         )
         note = summary or f"checked in {head.name}"
-        held = await self.leases.acquire(
-            scope_of(ws), artifact_id, record.holder, self._checkout_ttl
-        )
-        if held is not None and version == record.base_version:
+        scope = scope_of(ws)
+        # The app may have taken long: renew the claim, or leave the commit to the retry that
+        # took over from a check-in it thought had died.
+        renewed = await self._claim_again(scope, record.id, token)
+        if renewed.state == "open" and version == record.base_version:
+            held = await self.leases.acquire(scope, artifact_id, record.holder, self._checkout_ttl)
+            # Held, and still open once held: a discard before this point makes it a proposal.
+            if held is not None and await self.checkouts.extend(scope, record.id, held.expires_at):
+                try:
+                    outcome = await ws.commit(
+                        EditArtifact(
+                            artifact_id=artifact_id,
+                            base_version=record.base_version,
+                            patch=revision_patch(record.base_sha256, after),
+                            summary=note,
+                        )
+                    )
+                except (VersionConflict, PatchFailed):
+                    pass  # someone committed since the head was read: propose instead
+                else:
+                    if isinstance(outcome, Applied):
+                        return Outcome(
+                            status="applied", version=outcome.version, fingerprint=printed
+                        )
+                    return Outcome(
+                        status="proposed",
+                        version=version,
+                        proposal_id=outcome.proposal_id,
+                        fingerprint=printed,
+                    )
+        return await self._propose(ws, renewed, after, note, printed)
+
+    async def _claim_again(self, scope: Scope, checkout_id: str, token: str) -> Checkout:
+        now = self._clock()
+        until = now + self._edit_ttl
+        record = await self.checkouts.claim(scope, checkout_id, token, until=until, now=now)
+        if record is None or record.claim != token:
+            raise _Overtaken
+        return record
+
+    async def _propose(
+        self, ws: Workspace, record: Checkout, after: NativeFile, note: str, printed: str
+    ) -> Outcome:
+        """Keep a check-in as a proposal against the head it finds, however often it moves.
+
+        Each try fails only if someone committed since the head was read, so it ends.
+        """
+        while True:
+            version, head = await self.manifest(ws, record.artifact_id)
+            if printed == head.fingerprint:
+                return Outcome(status="unchanged", version=version, fingerprint=printed)
             try:
-                outcome = await ws.commit(
-                    EditArtifact(
-                        artifact_id=artifact_id,
-                        base_version=record.base_version,
-                        patch=revision_patch(record.base_sha256, after),
-                        summary=note,
+                proposed = await ws.commit(
+                    ProposeChange(
+                        change=EditArtifact(
+                            artifact_id=record.artifact_id,
+                            base_version=version,
+                            patch=revision_patch(head.content.sha256, after),
+                            summary=note,
+                        ),
+                        rationale=_rationale(record, version),
                     )
                 )
-            except (VersionConflict, PatchFailed):
-                version, head = await self.manifest(ws, artifact_id)
-            else:
-                await self._finish(ws, record)
-                if isinstance(outcome, Applied):
-                    return CheckedIn(
-                        status="applied", artifact_id=artifact_id, version=outcome.version
-                    )
-                return CheckedIn(
-                    status="proposed",
-                    artifact_id=artifact_id,
-                    version=version,
-                    proposal_id=outcome.proposal_id,
-                )
-        proposed = await ws.commit(
-            ProposeChange(
-                change=EditArtifact(
-                    artifact_id=artifact_id,
-                    base_version=version,
-                    patch=revision_patch(head.content.sha256, after),
-                    summary=note,
-                ),
-                rationale=(
-                    f"checked in from check-out {record.id} of version {record.base_version}, "
-                    f"after the file moved to version {version}"
-                ),
+            except VersionConflict:
+                continue
+            return Outcome(
+                status="proposed",
+                version=version,
+                proposal_id=proposed.proposal_id,
+                fingerprint=printed,
             )
-        )
-        await self._finish(ws, record)
-        return CheckedIn(
-            status="proposed",
-            artifact_id=artifact_id,
-            version=version,
-            proposal_id=proposed.proposal_id,
-        )
 
     async def _open_checkout(self, ws: Workspace, checkout_id: str) -> Checkout:
         record = await self.checkout(ws, checkout_id)
-        if record.checked_in:
-            raise InvalidState(f"check-out {checkout_id} was checked in")
+        if record.state != "open":
+            raise _ended(checkout_id, record)
         return record
-
-    async def _finish(self, ws: Workspace, record: Checkout) -> None:
-        """Release a checked-in check-out's lease, and keep it as checked in for retries."""
-        scope = scope_of(ws)
-        await self.leases.release(scope, record.artifact_id, record.holder)
-        if not record.checked_in:
-            await self.checkouts.remove(scope, record.id)
-            await self.checkouts.add(
-                scope, record.model_copy(update={"checked_in": True, "expires_at": self._clock()})
-            )
 
     # ─── collection ───────────────────────────────────────────────────────────
 
@@ -879,6 +962,46 @@ class NativeFiles:
             "artifactr.files.app.build": about.build,
         }
         return {name: value for name, value in named.items() if value is not None}
+
+
+class _Overtaken(Exception):
+    """A check-in's claim lapsed and a retry took over: the retry's outcome is the answer."""
+
+
+def _answer(record: Checkout, printed: str) -> CheckedIn:
+    """Return what a check-out's check-in did, for a check-in of the file ``printed``."""
+    outcome = record.outcome
+    if outcome is None or outcome.fingerprint != printed:
+        # Checked in with another file, or before its outcome was kept (migration 0002).
+        raise InvalidState(f"check-out {record.id} was checked in already with another file")
+    discarded = record.state == "discarded"
+    return CheckedIn(
+        status=outcome.status,
+        artifact_id=record.artifact_id,
+        version=outcome.version,
+        proposal_id=outcome.proposal_id,
+        ended_by=record.ended_by if discarded else None,
+        ended_at=record.ended_at if discarded else None,
+    )
+
+
+def _ended(checkout_id: str, record: Checkout | None) -> NotFound | InvalidState:
+    """Return the refusal for acting on a check-out that ended (or is gone)."""
+    if record is None:
+        return NotFound("checkout", checkout_id)
+    how = "checked in" if record.state == "checked_in" else "discarded"
+    by = "" if record.ended_by is None else f" by {record.ended_by.participant}"
+    at = "" if record.ended_at is None else f" at {record.ended_at.isoformat()}"
+    return InvalidState(f"check-out {checkout_id} was {how}{by}{at}")
+
+
+def _rationale(record: Checkout, version: int) -> str:
+    made = f"checked in from check-out {record.id} of version {record.base_version}"
+    if record.state == "discarded":
+        by = "someone" if record.ended_by is None else record.ended_by.participant
+        at = "" if record.ended_at is None else f" at {record.ended_at.isoformat()}"
+        return f"{made}, which {by} discarded{at}; the file is at version {version}"
+    return f"{made}, after the file moved to version {version}"
 
 
 def _canonical(batch: Sequence[AppCommand]) -> bytes:

@@ -29,7 +29,7 @@ from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 from urllib.parse import quote
 
-from artifactr.core import NotFound, Proposed, Rejection
+from artifactr.core import Actor, NotFound, Proposed, Rejection
 from artifactr.fastapi import STATUS_CODES, ResolveActor, Unauthorized
 from artifactr.fastapi.router import REFUSALS
 from artifactr.workspace import Workspace, Workspaces
@@ -37,7 +37,7 @@ from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Res
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict
 
-from artifactr.files.checkouts import Checkout
+from artifactr.files.checkouts import Checkout, State
 from artifactr.files.errors import AppFailure, FailureKind, FileTooLarge
 from artifactr.files.leases import scope_of
 from artifactr.files.manifests import DOCX, NativeFile
@@ -144,9 +144,15 @@ class CheckoutState(BaseModel):
     holder: str
     """The lease's holder, as the lease route and a busy refusal name it."""
     expires_at: datetime
-    """When the lease lapses unless extended; when it was checked in, once it was."""
+    """When the lease lapses unless extended; when it ended, once it did."""
     checked_in: bool
     """Whether it was checked in."""
+    state: State
+    """``open``, or how it ended: ``checked_in`` or ``discarded`` (ADR-0009)."""
+    ended_by: Actor | None
+    """Who ended it: who checked it in, or who discarded or broke it; None while open."""
+    ended_at: datetime | None
+    """When it ended; None while open."""
     download_url: str
     """Where the base version's bytes are."""
 
@@ -220,6 +226,9 @@ def files_router(
             holder=record.holder,
             expires_at=record.expires_at,
             checked_in=record.checked_in,
+            state=record.state,
+            ended_by=record.ended_by,
+            ended_at=record.ended_at,
             download_url=download_url(request, ws, record.artifact_id, record.base_version),
         )
 
@@ -416,7 +425,9 @@ def files_router(
     ) -> Response:
         """End a check-out without checking anything in; the file is free.
 
-        The caller's own, or anyone's if the caller may archive the file (ADR-0006).
+        The caller's own, or anyone's if the caller may archive the file (ADR-0006). The
+        check-out is kept as discarded, so discarding it again answers alike, and a late
+        check-in of it is kept as a proposal that says who discarded it (ADR-0009).
         """
 
         async def discard() -> None:
@@ -429,7 +440,11 @@ def files_router(
     @router.post(
         "/{artifact_id}/checkouts/{checkout_id}/check-in",
         responses={
-            202: {"model": CheckedIn, "description": "Kept as a proposal: the check-in was stale"},
+            202: {
+                "model": CheckedIn,
+                "description": "Kept as a proposal: the check-in was stale, or its check-out "
+                "was discarded",
+            },
             **_refusals(404, 409, 413, 422, 502, 504),
         },
         openapi_extra=_body("The edited file's bytes, streamed."),
@@ -444,9 +459,11 @@ def files_router(
     ) -> CheckedIn:
         """Check the file in from the request's raw body, against the check-out's base.
 
-        Applied: a new version. Unchanged: the upload equals the head, nothing was made, as
-        when a check-in is retried. Proposed (202): the check-out lapsed and someone committed
-        meanwhile, so it was kept as a proposal against the head.
+        Applied: a new version. Unchanged: the upload equals the head, nothing was made.
+        Proposed (202): the check-out lapsed and someone committed meanwhile, or it was
+        discarded (``ended_by`` and ``ended_at`` say by whom and when), so it was kept as a
+        proposal against the head. A retry with the same file, at once or later, answers
+        exactly what the first did; with another file it is refused (409).
         """
 
         async def checked_in() -> CheckedIn:

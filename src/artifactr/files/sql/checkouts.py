@@ -4,6 +4,11 @@ A record keeps what a check-in needs and must not take from the upload: the arti
 version and digest it was made from, and who made it. The actor is stored as the JSON of
 artifactr's ``Actor`` union and read back as the same model. ``created_at`` is the database's
 time; it orders the open check-outs, oldest first.
+
+A record outlives its end (ADR-0009). Every change is one conditional ``UPDATE`` of its row in
+one transaction, then a read of the row as it stands: on PostgreSQL an ``UPDATE`` that waited
+for another transaction re-checks its condition on the row that transaction left, and SQLite
+runs one writer at a time, so two racing calls never both win.
 """
 
 from collections.abc import Sequence
@@ -13,11 +18,11 @@ from typing import Any
 from artifactr.core import Actor
 from artifactr.workspace import Scope
 from pydantic import TypeAdapter
-from sqlalchemy import ColumnElement, Row, delete, insert, select, update
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import ColumnElement, Row, delete, or_, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from artifactr.files.checkouts import Checkout
-from artifactr.files.sql._sessions import DatabaseNow, Sessions, finished
+from artifactr.files.checkouts import Checkout, Ended, Outcome
+from artifactr.files.sql._sessions import DatabaseNow, Sessions, finished, upsert_into
 from artifactr.files.sql.tables import CheckoutRow
 
 _ACTOR: TypeAdapter[Actor] = TypeAdapter(Actor)
@@ -32,44 +37,104 @@ class SqlCheckouts:
 
     def __init__(self, engine: AsyncEngine) -> None:
         self._sessions = Sessions(engine)
+        self._dialect = engine.dialect.name
 
     @finished
     async def add(self, scope: Scope, checkout: Checkout) -> None:
-        """Record a check-out, replacing a record with the same id."""
+        """Record a check-out, replacing a record with the same id, in one statement."""
+        values = _values(checkout)
+        added = upsert_into(CheckoutRow, self._dialect).values(
+            tenant_id=scope.tenant_id,
+            workspace_id=scope.workspace_id,
+            id=checkout.id,
+            created_at=DatabaseNow(),
+            **values,
+        )
+        added = added.on_conflict_do_update(
+            index_elements=[CheckoutRow.tenant_id, CheckoutRow.workspace_id, CheckoutRow.id],
+            set_=values,
+        )
         async with self._sessions.begin(scope.tenant_id) as connection:
-            await connection.execute(delete(CheckoutRow).where(*_record(scope, checkout.id)))
-            await connection.execute(
-                insert(CheckoutRow).values(
-                    tenant_id=scope.tenant_id,
-                    workspace_id=scope.workspace_id,
-                    id=checkout.id,
-                    artifact_id=checkout.artifact_id,
-                    base_version=checkout.base_version,
-                    base_sha256=checkout.base_sha256,
-                    actor=_ACTOR.dump_python(checkout.actor, mode="json"),
-                    expires_at=checkout.expires_at,
-                    checked_in=checkout.checked_in,
-                    created_at=DatabaseNow(),
-                )
-            )
+            await connection.execute(added)
 
     @finished
     async def get(self, scope: Scope, checkout_id: str) -> Checkout | None:
         """Return a check-out, or None if there is none."""
         async with self._sessions.read(scope.tenant_id) as connection:
-            found = await connection.execute(_RECORD.where(*_record(scope, checkout_id)))
-            row = found.one_or_none()
-        return None if row is None else _checkout(row)
+            return await _read(connection, scope, checkout_id)
 
     @finished
-    async def extend(self, scope: Scope, checkout_id: str, expires_at: datetime) -> None:
-        """Set a check-out's expiry; a missing one is a no-op."""
+    async def extend(self, scope: Scope, checkout_id: str, expires_at: datetime) -> bool:
+        """Set an open check-out's expiry; return whether it was open."""
+        async with self._sessions.begin(scope.tenant_id) as connection:
+            extended = await connection.execute(
+                update(CheckoutRow)
+                .where(*_record(scope, checkout_id), CheckoutRow.state == "open")
+                .values(expires_at=expires_at)
+            )
+        return extended.rowcount > 0
+
+    @finished
+    async def end(
+        self, scope: Scope, checkout_id: str, state: Ended, *, by: Actor, at: datetime
+    ) -> Checkout | None:
+        """End an open check-out as ``state``; an ended one stays as it is."""
+        async with self._sessions.begin(scope.tenant_id) as connection:
+            await connection.execute(_end(scope, checkout_id, state, by, at))
+            return await _read(connection, scope, checkout_id)
+
+    @finished
+    async def claim(
+        self, scope: Scope, checkout_id: str, token: str, *, until: datetime, now: datetime
+    ) -> Checkout | None:
+        """Take or renew a check-in's claim while there is no outcome and no other live claim."""
         async with self._sessions.begin(scope.tenant_id) as connection:
             await connection.execute(
                 update(CheckoutRow)
-                .where(*_record(scope, checkout_id))
-                .values(expires_at=expires_at)
+                .where(
+                    *_record(scope, checkout_id),
+                    CheckoutRow.outcome.is_(None),
+                    CheckoutRow.state != "checked_in",
+                    or_(
+                        CheckoutRow.claim.is_(None),
+                        CheckoutRow.claim == token,
+                        CheckoutRow.claimed_until <= now,
+                    ),
+                )
+                .values(claim=token, claimed_until=until)
             )
+            return await _read(connection, scope, checkout_id)
+
+    @finished
+    async def unclaim(self, scope: Scope, checkout_id: str, token: str) -> None:
+        """Drop the claim ``token`` holds, if it still does."""
+        async with self._sessions.begin(scope.tenant_id) as connection:
+            await connection.execute(
+                update(CheckoutRow)
+                .where(*_record(scope, checkout_id), CheckoutRow.claim == token)
+                .values(claim=None, claimed_until=None)
+            )
+
+    @finished
+    async def settle(
+        self, scope: Scope, checkout_id: str, outcome: Outcome, *, by: Actor, at: datetime
+    ) -> Checkout | None:
+        """Record a check-in's outcome unless one is; end the check-out if it is open."""
+        async with self._sessions.begin(scope.tenant_id) as connection:
+            await connection.execute(
+                update(CheckoutRow)
+                .where(*_record(scope, checkout_id), CheckoutRow.outcome.is_(None))
+                .values(
+                    outcome=outcome.status,
+                    outcome_version=outcome.version,
+                    proposal_id=outcome.proposal_id,
+                    fingerprint=outcome.fingerprint,
+                    claim=None,
+                    claimed_until=None,
+                )
+            )
+            await connection.execute(_end(scope, checkout_id, "checked_in", by, at))
+            return await _read(connection, scope, checkout_id)
 
     @finished
     async def remove(self, scope: Scope, checkout_id: str) -> None:
@@ -86,7 +151,7 @@ class SqlCheckouts:
                     CheckoutRow.tenant_id == scope.tenant_id,
                     CheckoutRow.workspace_id == scope.workspace_id,
                     CheckoutRow.expires_at > now,
-                    CheckoutRow.checked_in.is_(False),
+                    CheckoutRow.state == "open",
                 ).order_by(CheckoutRow.created_at, CheckoutRow.id)
             )
             return [_checkout(row) for row in rows]
@@ -100,6 +165,43 @@ def _record(scope: Scope, checkout_id: str) -> tuple[ColumnElement[bool], ...]:
     )
 
 
+def _end(scope: Scope, checkout_id: str, state: Ended, by: Actor, at: datetime) -> Any:
+    return (
+        update(CheckoutRow)
+        .where(*_record(scope, checkout_id), CheckoutRow.state == "open")
+        .values(
+            state=state, ended_by=_ACTOR.dump_python(by, mode="json"), ended_at=at, expires_at=at
+        )
+    )
+
+
+async def _read(connection: AsyncConnection, scope: Scope, checkout_id: str) -> Checkout | None:
+    found = await connection.execute(_RECORD.where(*_record(scope, checkout_id)))
+    row = found.one_or_none()
+    return None if row is None else _checkout(row)
+
+
+def _values(checkout: Checkout) -> dict[str, Any]:
+    outcome = checkout.outcome
+    ended_by = checkout.ended_by
+    return {
+        "artifact_id": checkout.artifact_id,
+        "base_version": checkout.base_version,
+        "base_sha256": checkout.base_sha256,
+        "actor": _ACTOR.dump_python(checkout.actor, mode="json"),
+        "expires_at": checkout.expires_at,
+        "state": checkout.state,
+        "ended_by": None if ended_by is None else _ACTOR.dump_python(ended_by, mode="json"),
+        "ended_at": checkout.ended_at,
+        "outcome": None if outcome is None else outcome.status,
+        "outcome_version": None if outcome is None else outcome.version,
+        "proposal_id": None if outcome is None else outcome.proposal_id,
+        "fingerprint": None if outcome is None else outcome.fingerprint,
+        "claim": checkout.claim,
+        "claimed_until": checkout.claimed_until,
+    }
+
+
 _RECORD = select(
     CheckoutRow.id,
     CheckoutRow.artifact_id,
@@ -107,13 +209,30 @@ _RECORD = select(
     CheckoutRow.base_sha256,
     CheckoutRow.actor,
     CheckoutRow.expires_at,
-    CheckoutRow.checked_in,
+    CheckoutRow.state,
+    CheckoutRow.ended_by,
+    CheckoutRow.ended_at,
+    CheckoutRow.outcome,
+    CheckoutRow.outcome_version,
+    CheckoutRow.proposal_id,
+    CheckoutRow.fingerprint,
+    CheckoutRow.claim,
+    CheckoutRow.claimed_until,
 )
 """A check-out record's columns, as :func:`_checkout` reads them."""
 
 
-def _checkout(row: Row[str, str, int, str, Any, datetime, bool]) -> Checkout:
+def _checkout(row: Row[*tuple[Any, ...]]) -> Checkout:
+    outcome = None
+    if row.outcome is not None:
+        outcome = Outcome(
+            status=row.outcome,
+            version=row.outcome_version,
+            proposal_id=row.proposal_id,
+            fingerprint=row.fingerprint,
+        )
     actor: Any = row.actor
+    ended_by: Any = row.ended_by
     return Checkout(
         id=row.id,
         artifact_id=row.artifact_id,
@@ -121,5 +240,10 @@ def _checkout(row: Row[str, str, int, str, Any, datetime, bool]) -> Checkout:
         base_sha256=row.base_sha256,
         actor=_ACTOR.validate_python(actor),
         expires_at=row.expires_at,
-        checked_in=row.checked_in,
+        state=row.state,
+        ended_by=None if ended_by is None else _ACTOR.validate_python(ended_by),
+        ended_at=row.ended_at,
+        outcome=outcome,
+        claim=row.claim,
+        claimed_until=row.claimed_until,
     )

@@ -148,7 +148,7 @@ class LeaseRow(ScopedRow):
 
 
 class CheckoutRow(ScopedRow):
-    """A person's check-out of a native file."""
+    """A person's check-out of a native file: open, or ended and what its check-in did."""
 
     __tablename__ = "artifactr_files_checkouts"
 
@@ -159,8 +159,21 @@ class CheckoutRow(ScopedRow):
     actor: Mapped[Any] = mapped_column(JSON)
     """The actor as JSON, one of artifactr's ``Actor`` union."""
     expires_at: Mapped[datetime] = mapped_column(UtcDateTime())
-    checked_in: Mapped[bool]
     created_at: Mapped[datetime] = mapped_column(UtcDateTime())
+    state: Mapped[str]
+    """``open``, ``checked_in`` or ``discarded``."""
+    ended_by: Mapped[Any | None] = mapped_column(JSON(none_as_null=True))
+    """Who ended it, as the actor's JSON; null while open."""
+    ended_at: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    outcome: Mapped[str | None]
+    """What its check-in did (``applied``, ``unchanged``, ``proposed``); null until one did."""
+    outcome_version: Mapped[int | None]
+    proposal_id: Mapped[str | None]
+    fingerprint: Mapped[str | None]
+    """The fingerprint of the file its check-in took."""
+    claim: Mapped[str | None]
+    """The token of the check-in at work on it, until ``claimed_until``."""
+    claimed_until: Mapped[datetime | None] = mapped_column(UtcDateTime())
 
 
 TABLES = tuple(metadata.tables)

@@ -20,6 +20,8 @@ from typing import Any
 import httpx2
 import pytest
 from artifactr.core import UserActor
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files import DOCX, WordDocument
 from artifactr.files.app import About, AppCommand, CommandSpec, Edited, Inspection, Source
@@ -748,6 +750,41 @@ async def test_a_hidden_file_is_answered_byte_for_byte_as_a_missing_one_on_every
         assert hidden.content == missing.content, (method, path)
         assert hidden.headers == missing.headers, (method, path)
     assert await revisions(api, artifact_id) == 1
+
+
+async def test_a_hidden_file_costs_the_database_what_a_missing_one_does_on_every_route(
+    api: Api, engine: AsyncEngine
+) -> None:
+    # A hidden id answered before any read would be answered faster: an oracle by its timing.
+    artifact_id = await api.upload()
+    api.hidden["user:bob"] = {artifact_id}
+    missing = "art_" + "0" * (len(artifact_id) - 4)
+    statements: list[str] = []
+
+    def record(*args: Any) -> None:
+        statements.append(args[2])
+
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    try:
+        for method, path in [
+            ("GET", "/{}/versions/1/content"),
+            ("HEAD", "/{}/versions/1/content"),
+            ("GET", "/{}/versions/2/content"),
+            ("GET", "/{}/versions/1/pages/1"),
+            ("GET", "/{}/lease"),
+            ("POST", "/{}/checkouts"),
+        ]:
+            work: list[list[str]] = []
+            for named in (artifact_id, missing):
+                statements.clear()
+                response = await api.client.request(
+                    method, api.url(path.format(named)), headers=BOB
+                )
+                assert response.status_code == 404, (method, path)
+                work.append(list(statements))
+            assert work[0] == work[1], (method, path)
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
 
 
 @pytest.mark.parametrize(

@@ -74,6 +74,7 @@ from artifactr.files.leases import (
 from artifactr.files.manifests import MAX_OUTLINE, Blob, NativeFile, Provenance, WordDocument
 from artifactr.files.revisions import revision_patch
 from artifactr.files.telemetry import ARTIFACT_ID, TENANT_ID, WORKSPACE_ID, Telemetry
+from artifactr.files.visibility import visible
 
 EDIT_TTL: Final = timedelta(seconds=45)
 """How long an agent's edit holds the file: the app's deadline plus the commit."""
@@ -288,7 +289,7 @@ class NativeFiles:
         Raises:
             NotFound: If there is no such native file or version, or it is hidden.
         """
-        head = await ws.get(NativeFile, artifact_id)
+        head = await visible(ws, NativeFile, artifact_id)
         if version is None or version == head.version:
             return head.version, head.data
         for revision in await ws.revisions(artifact_id):
@@ -402,7 +403,7 @@ class NativeFiles:
         try:
             if record is None:
                 raise NotFound("checkout", checkout_id)
-            await ws.get(NativeFile, record.artifact_id)
+            await visible(ws, NativeFile, record.artifact_id)
         except NotFound:
             # A check-out of a file hidden from the actor is answered as a missing check-out,
             # so its id tells nothing about the file.

@@ -32,6 +32,7 @@ from artifactr.files import (
     AppTimeout,
     ArtifactBusy,
     Blob,
+    ContentDamaged,
     FileTooLarge,
     NotEnabled,
     Provenance,
@@ -642,7 +643,7 @@ async def test_a_check_in_that_loses_the_race_to_a_commit_becomes_a_proposal(
     assert result.version == 2
 
 
-async def test_a_manifest_without_text_reads_as_empty_and_a_lost_blob_as_missing(
+async def test_a_manifest_without_text_reads_as_empty_and_a_lost_blob_as_damaged(
     memory_env: Env,
 ) -> None:
     ws = await memory_env.ws()
@@ -657,9 +658,40 @@ async def test_a_manifest_without_text_reads_as_empty_and_a_lost_blob_as_missing
     )
     assert await memory_env.files.text(ws, "bare") == ""
     assert await memory_env.files.review(ws, "bare") == []
-    with pytest.raises(NotFound) as caught:
+    with pytest.raises(ContentDamaged) as caught:
         await memory_env.files.render(ws, "bare")
-    assert caught.value.payload()["entity"] == "blob"
+    assert caught.value.details() == {
+        "artifact_id": "bare",
+        "version": 1,
+        "sha256": "c" * 64,
+        "problem": "missing",
+    }
+
+
+async def test_a_text_or_review_the_store_holds_with_another_size_reads_as_damaged(
+    memory_env: Env,
+) -> None:
+    artifact_id = await memory_env.upload()
+    ws = await memory_env.ws()
+    head = await ws.get(WordDocument, artifact_id)
+    await ws.commit(
+        EditArtifact(
+            artifact_id=artifact_id,
+            base_version=head.version,
+            patch=JsonPatch(
+                ops=(
+                    {"op": "replace", "path": "/text/size", "value": 1},
+                    {"op": "replace", "path": "/review/size", "value": 1},
+                )
+            ),
+        )
+    )
+    for read in (memory_env.files.text, memory_env.files.review):
+        with pytest.raises(ContentDamaged) as caught:
+            await read(ws, artifact_id)
+        assert caught.value.problem == "size"
+        assert caught.value.code == "content_damaged"
+    assert await memory_env.files.text(ws, artifact_id, 1)
 
 
 async def test_without_integrations_every_app_is_on(memory_env: Env) -> None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from artifactr.core import UserActor
+from artifactr.core import EditArtifact, JsonPatch, UserActor
 from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
@@ -290,6 +290,70 @@ async def test_head_answers_a_downloads_headers_without_its_bytes(api: Api) -> N
     assert cached.status_code == 304
 
 
+# ─── bytes come from the store, never from a manifest alone ───────────────────
+
+
+async def generic_patch(api: Api, artifact_id: str, *ops: dict[str, Any]) -> None:
+    """Patch a manifest as artifactr's REST or MCP surface would: any JSON, no test op."""
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    head = await ws.get(WordDocument, artifact_id)
+    await ws.commit(
+        EditArtifact(artifact_id=artifact_id, base_version=head.version, patch=JsonPatch(ops=ops))
+    )
+
+
+async def test_a_manifest_patched_to_another_size_is_answered_as_damaged_not_cut_short(
+    api: Api,
+) -> None:
+    artifact_id = await api.upload(package("", extra={"word/media/noise.bin": NOISE[:13_000]}))
+    await generic_patch(api, artifact_id, {"op": "replace", "path": "/content/size", "value": 1})
+    for method in ("GET", "HEAD"):
+        response = await api.client.request(
+            method, api.url(f"/{artifact_id}/versions/2/content"), headers=ALICE
+        )
+        assert response.status_code == 409, method
+        assert "content-length: 1" not in str(response.headers).lower()
+    damaged = await api.client.get(api.url(f"/{artifact_id}/versions/2/content"), headers=ALICE)
+    detail = damaged.json()["detail"]
+    assert detail["type"] == "content_damaged"
+    assert detail["artifact_id"] == artifact_id
+    assert detail["version"] == 2
+    assert detail["problem"] == "size"
+    assert "damaged" in detail["message"]
+    # The version the bytes were put for still downloads whole.
+    one = await api.client.get(api.url(f"/{artifact_id}/versions/1/content"), headers=ALICE)
+    assert one.status_code == 200
+
+
+async def test_a_generic_copy_of_a_manifest_names_bytes_its_artifact_does_not_hold(
+    api: Api,
+) -> None:
+    artifact_id = await api.upload()
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    original = await ws.get(WordDocument, artifact_id)
+    await ws.create(original.data, artifact_id="art_copy")
+    response = await api.client.get(api.url("/art_copy/versions/1/content"), headers=ALICE)
+    assert response.status_code == 409
+    assert response.json()["detail"]["type"] == "content_damaged"
+    assert response.json()["detail"]["problem"] == "missing"
+    page = await api.client.get(api.url("/art_copy/versions/1/pages/1"), headers=ALICE)
+    assert page.json()["detail"]["type"] == "content_damaged"
+
+
+async def test_a_download_takes_its_type_from_the_store_not_the_manifests_claim(
+    api: Api,
+) -> None:
+    artifact_id = await api.upload()
+    await generic_patch(
+        api,
+        artifact_id,
+        {"op": "replace", "path": "/content/media_type", "value": "text/html"},
+    )
+    response = await api.client.get(api.url(f"/{artifact_id}/versions/2/content"), headers=ALICE)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == DOCX
+
+
 @pytest.mark.parametrize(
     ("path", "status"),
     [("/versions/2/content", 404), ("/versions/0/content", 422), ("/versions/x/content", 422)],
@@ -300,15 +364,17 @@ async def test_a_download_of_no_such_version_is_refused(api: Api, path: str, sta
     assert response.status_code == status
 
 
-async def test_a_download_whose_bytes_were_collected_is_answered_404(api: Api) -> None:
+async def test_a_download_whose_bytes_were_collected_is_answered_as_damaged_content(
+    api: Api,
+) -> None:
     artifact_id = await api.upload()
     api.clock.advance(timedelta(days=1))
     ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
     # Collected as if no revision named them: the manifest stays, its bytes are gone.
     await api.files.blobs.collect(scope_of(ws), set(), before=api.clock.now)
     response = await api.client.get(api.url(f"/{artifact_id}/versions/1/content"), headers=ALICE)
-    assert response.status_code == 404
-    assert response.json()["detail"]["entity"] == "blob"
+    assert response.status_code == 409
+    assert response.json()["detail"]["problem"] == "missing"
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,8 @@ a rejection::
     Exception
     ├── Rejection                      (artifactr.core)
     │   ├── InvalidState
-    │   │   └── ArtifactBusy           another holder has the artifact's lease
+    │   │   ├── ArtifactBusy           another holder has the artifact's lease
+    │   │   └── ContentDamaged         a manifest names bytes the store doesn't hold as named
     │   ├── Forbidden
     │   │   └── NotEnabled             the app is switched off in this workspace
     │   └── UnsafeFile                 a file refused before the app sees it
@@ -62,6 +63,47 @@ class ArtifactBusy(InvalidState):
                 "expires_at": self.lease.expires_at.isoformat(),
             }
         return {"artifact_id": self.artifact_id, "lease": lease}
+
+
+DamageKind = Literal["missing", "size"]
+"""How a manifest disagrees with the blob store: its bytes are not there, or not that long."""
+
+
+class ContentDamaged(InvalidState):
+    """A revision's manifest names bytes the blob store doesn't hold as it names them.
+
+    Bytes are never reported from a manifest alone: a generic JSON patch or create (REST, MCP)
+    may write any manifest, since provenance is a claim (RFC-0003). When the store has no such
+    blob for the artifact, or holds it with another size, every read of those bytes answers
+    this, never a short download or a bare 404. Its own code, ``content_damaged``; the router
+    answers 409. A check-in of good bytes repairs the file.
+    """
+
+    code: ClassVar[str] = "content_damaged"
+
+    def __init__(self, artifact_id: str, version: int, sha256: str, problem: DamageKind) -> None:
+        if problem == "missing":
+            why = "the store holds no such bytes for it"
+        else:
+            why = "the store holds them with another size"
+        super().__init__(
+            f"the content of artifact {artifact_id} at version {version} is damaged: its "
+            f"manifest names bytes {sha256[:12]}..., and {why}. Check in a good copy to repair it"
+        )
+        self.artifact_id = artifact_id
+        self.version = version
+        self.sha256 = sha256
+        self.problem: DamageKind = problem
+
+    @override
+    def details(self) -> dict[str, JsonValue]:
+        """Return the artifact, its version, the digest its manifest names, and the problem."""
+        return {
+            "artifact_id": self.artifact_id,
+            "version": self.version,
+            "sha256": self.sha256,
+            "problem": self.problem,
+        }
 
 
 class NotEnabled(Forbidden):

@@ -751,6 +751,16 @@ async def test_someone_else_may_break_a_check_out_only_if_they_may_archive_the_f
         await env.files.checkout(await env.ws(), checkout.id)
 
 
+async def test_an_uploaded_name_keeps_no_control_or_direction_characters(env: Env) -> None:
+    ws = await env.ws()
+    outcome = await env.files.upload(ws, " \u202ea\u0007b\u2028c.docx\n", chunks(sample_docx()))
+    assert outcome.type == "applied"
+    assert (await ws.get(WordDocument, outcome.artifact_id)).data.name == "ab c.docx"
+    with pytest.raises(ValidationFailed) as caught:
+        await env.files.upload(ws, "\u202e\u200f", chunks(sample_docx()))
+    assert caught.value.errors[0]["type"] == "missing"
+
+
 async def test_bad_names_ids_pages_and_scales_are_refused_before_any_work(env: Env) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()

@@ -12,6 +12,7 @@ import hashlib
 import io
 import random
 import tracemalloc
+import urllib.parse
 import zipfile
 from collections.abc import AsyncIterator, Buffer, Sequence
 from datetime import timedelta
@@ -388,19 +389,37 @@ async def test_a_download_whose_bytes_were_collected_is_answered_as_damaged_cont
         ),
         (
             "two\r\nlines.docx",
-            "attachment; filename=\"two__lines.docx\"; filename*=UTF-8''two%0D%0Alines.docx",
+            "attachment; filename=\"two lines.docx\"; filename*=UTF-8''two%20lines.docx",
         ),
         (
             "Ünïcødé.docx",
             'attachment; filename="_n_c_d_.docx"; '
             "filename*=UTF-8''%C3%9Cn%C3%AFc%C3%B8d%C3%A9.docx",
         ),
-        ("lone\ud800.docx", "attachment; filename=\"lone_.docx\"; filename*=UTF-8''lone%3F.docx"),
+        ("lone\ud800.docx", "attachment; filename=\"lone.docx\"; filename*=UTF-8''lone.docx"),
+        (
+            "report\u202excod.docx",
+            "attachment; filename=\"reportxcod.docx\"; filename*=UTF-8''reportxcod.docx",
+        ),
+        (
+            "\u2067\u200eright\u061c\u2069.docx",
+            "attachment; filename=\"right.docx\"; filename*=UTF-8''right.docx",
+        ),
+        ("\u202e", "attachment; filename=\"file\"; filename*=UTF-8''file"),
     ],
-    ids=["plain", "quotes", "newline", "unicode", "surrogate"],
+    ids=["plain", "quotes", "newline", "unicode", "surrogate", "override", "isolates", "empty"],
 )
 def test_a_files_name_is_given_as_an_ascii_fallback_and_in_utf_8(name: str, expected: str) -> None:
     assert content_disposition(name) == expected
+
+
+def test_a_long_name_is_saved_within_255_bytes_with_its_extension() -> None:
+    header = content_disposition("\u6587" * 255 + ".docx")
+    encoded = header.split("filename*=UTF-8''")[1]
+    saved = urllib.parse.unquote(encoded)
+    assert saved.endswith(".docx")
+    assert len(saved.encode()) <= 255
+    assert saved.startswith("\u6587" * 80)
 
 
 # ─── pages ────────────────────────────────────────────────────────────────────
@@ -694,6 +713,35 @@ async def test_a_check_in_takes_its_summary_from_the_query(api: Api) -> None:
     ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
     summaries = [getattr(envelope.event, "summary", None) for envelope in await ws.read()]
     assert "tightened clause 4" in summaries
+
+
+async def test_an_upload_and_a_check_in_keep_no_control_or_direction_characters(
+    api: Api,
+) -> None:
+    # U+202E turns "invoice\u202excod.docx" into "invoicecod.docx" shown as "invoicexdoc.exe".
+    artifact_id = await api.upload(name="\u202einvoice\x00\u200f\u2066cod.docx\t")
+    response = await api.client.get(api.url(f"/{artifact_id}/versions/1/content"), headers=ALICE)
+    assert response.headers["content-disposition"] == (
+        "attachment; filename=\"invoicecod.docx\"; filename*=UTF-8''invoicecod.docx"
+    )
+    checkout = await api.check_out(artifact_id)
+    url = api.url(f"/{artifact_id}/checkouts/{checkout['id']}/check-in")
+    summary = "fixed\u202e clause\r\n4\x1b[31m"
+    checked_in = await api.client.post(
+        url, params={"summary": summary}, content=EDITED, headers=ALICE
+    )
+    assert checked_in.status_code == 200
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    assert (await ws.get(WordDocument, artifact_id)).data.name == "invoicecod.docx"
+    summaries = [getattr(envelope.event, "summary", None) for envelope in await ws.read()]
+    assert "fixed clause 4[31m" in summaries  # the escape goes, its text stays
+
+
+async def test_an_upload_named_only_by_invisible_characters_is_refused_422(api: Api) -> None:
+    response = await api.client.post(
+        api.url(), params={"name": "\u202e\u200f\x00"}, content=build_docx(), headers=ALICE
+    )
+    assert response.status_code == 422
 
 
 async def test_a_retried_check_in_changes_nothing(api: Api) -> None:

@@ -71,7 +71,14 @@ from artifactr.files.leases import (
     release_artifact,
     scope_of,
 )
-from artifactr.files.manifests import MAX_OUTLINE, Blob, NativeFile, Provenance, WordDocument
+from artifactr.files.manifests import (
+    MAX_OUTLINE,
+    Blob,
+    NativeFile,
+    Provenance,
+    WordDocument,
+    clean_text,
+)
 from artifactr.files.revisions import revision_patch
 from artifactr.files.telemetry import ARTIFACT_ID, TENANT_ID, WORKSPACE_ID, Telemetry
 from artifactr.files.visibility import visible
@@ -472,6 +479,7 @@ class NativeFiles:
             AppFailure: If the app can't read it.
         """
         await self._require_enabled(ws)
+        name = clean_text(name)
         artifact_type = self._type_for(name, media_type)
         media = media_type or next(iter(sorted(artifact_type.formats)))
         incoming = await spool(data, limit=self._max_size)
@@ -699,6 +707,7 @@ class NativeFiles:
             UnsafeFile: If the file is not a package or is hostile.
             AppFailure: If the app can't read it.
         """
+        summary = clean_text(summary or "") or None
         record = await self.checkout(ws, checkout_id)
         await self._require_enabled(ws)
         incoming = await spool(data, limit=self._max_size)

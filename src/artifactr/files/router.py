@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict
 from artifactr.files.checkouts import Checkout
 from artifactr.files.errors import AppFailure, FailureKind, FileTooLarge
 from artifactr.files.leases import scope_of
-from artifactr.files.manifests import DOCX, Blob
+from artifactr.files.manifests import DOCX, Blob, saved_name
 from artifactr.files.native import CheckedIn, NativeFiles
 
 MAX_INT: Final = 2**31 - 1
@@ -490,11 +490,14 @@ def _media_type(request: Request) -> str | None:
 def content_disposition(name: str) -> str:
     """Return a ``Content-Disposition`` that saves a file as ``name`` (RFC 6266, RFC 5987).
 
-    ``filename`` is an ASCII fallback, with anything else replaced by ``_``; ``filename*`` is
-    the name itself, in UTF-8, percent-encoded.
+    The name is cleaned first (:func:`~artifactr.files.manifests.saved_name`): no control or
+    direction characters, at most 255 UTF-8 bytes, its extension kept. ``filename`` is an
+    ASCII fallback, with anything else replaced by ``_``; ``filename*`` is the name itself, in
+    UTF-8, percent-encoded.
     """
+    name = saved_name(name)
     fallback = "".join(c if " " <= c <= "~" and c not in '"\\%' else "_" for c in name)
-    encoded = quote(name.encode("utf-8", "replace"), safe=_ATTR_CHARS)
+    encoded = quote(name.encode(), safe=_ATTR_CHARS)
     return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{encoded}"
 
 

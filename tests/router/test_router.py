@@ -31,6 +31,7 @@ from artifactr.files.fingerprint import ZipLimits, fingerprint
 from artifactr.files.leases import scope_of
 from artifactr.files.native import MAX_SIZE
 from artifactr.files.router import content_disposition
+from tests import hostile
 from tests.documents import build_docx, package
 from tests.router.conftest import (
     AGENT,
@@ -173,6 +174,20 @@ async def test_an_upload_that_is_not_a_zip_is_refused_422_with_its_reason(api: A
     assert response.status_code == 422
     assert response.json()["detail"]["type"] == "unsafe_file"
     assert response.json()["detail"]["reason"] == "not_a_zip"
+
+
+async def test_a_password_protected_upload_is_refused_telling_the_person_to_remove_it(
+    api: Api,
+) -> None:
+    response = await api.client.post(
+        api.url(),
+        params={"name": "secret.docx"},
+        content=hostile.password_protected(),
+        headers={**ALICE, **DOCX_BODY},
+    )
+    assert response.status_code == 422
+    assert response.json()["detail"]["reason"] == "encrypted"
+    assert "remove the password" in response.json()["detail"]["message"]
 
 
 async def test_an_upload_over_the_size_limit_is_refused_413(make_api: MakeApi) -> None:

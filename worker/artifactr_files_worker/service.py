@@ -16,13 +16,15 @@ A call goes through these steps, each of which may end it with a typed reply:
 3. **The upload**, streamed into a fresh temporary directory (in memory up to a mebibyte, then
    on disk), refused as ``too_large`` past ``max_file``, and as ``timeout`` if it takes longer
    than ``upload_timeout``: a stalled caller never holds the worker.
-4. **Screening** (:func:`~.screen.screen_file`), in a thread: the zip, the XML, the images and
+4. **The page**, for a render: from 1, at a scale from 0.1 to 4, else 400 before anything
+   runs, whoever called.
+5. **Screening** (:func:`~.screen.screen_file`), in a thread: the zip, the XML, the images and
    packages inside. A refusal is 422 with its reason.
-5. **The job** (:func:`artifactr.files.wordcraft.run_job`): a fresh ``wordcraft-cli mcp`` in an
+6. **The job** (:func:`artifactr.files.wordcraft.run_job`): a fresh ``wordcraft-cli mcp`` in an
    empty directory of its own, under the job's deadline, started by the :mod:`.launcher`, which
    sets its resource limits (CPU time, address space, file size, open files), with a cap on what
    it writes. Whatever happens, its whole process group is killed and its directory wiped.
-6. **The reply**: the outcome's line of JSON and the bytes, or the typed failure. The upload's
+7. **The reply**: the outcome's line of JSON and the bytes, or the typed failure. The upload's
    directory is wiped too, whatever happened.
 
 Each job is logged with its kind, outcome, size, deadline and start and end times (monotonic),
@@ -49,6 +51,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from artifactr.files.errors import AppFailure, AppTimeout, AppTooLarge, UnsafeFile
+from artifactr.files.native import MAX_PAGE, MAX_SCALE, MIN_SCALE
 from artifactr.files.wordcraft import (
     ApplyJob,
     CommandsJob,
@@ -322,6 +325,8 @@ class Service:
         ceiling = settings.render_deadline if isinstance(job, RenderJob) else settings.edit_deadline
         deadline = min(call.deadline or ceiling, ceiling)
         report.deadline = deadline
+        if isinstance(job, RenderJob):
+            _check_page(job)
         if not isinstance(job, CommandsJob):
             await anyio.to_thread.run_sync(screen_file, upload, settings.screening)
         rlimits = launcher.Rlimits(
@@ -360,6 +365,17 @@ class Service:
             command, job, deadline=deadline, env=env, limits=limits, build=build
         )
         return _result(Outcome(commands=catalog))
+
+
+def _check_page(job: RenderJob) -> None:
+    """Refuse a page or a scale no app should be started for: the caller may be anyone."""
+    problems: list[str] = []
+    if not 1 <= job.page <= MAX_PAGE:
+        problems.append(f"a page is a number from 1 to {MAX_PAGE}, not {job.page}")
+    if not MIN_SCALE <= job.scale <= MAX_SCALE:
+        problems.append(f"a scale is from {MIN_SCALE:g} to {MAX_SCALE:g}, not {job.scale:g}")
+    if problems:
+        raise _Refusal(400, Problem(reason="; ".join(problems), failure="refused"))
 
 
 def _parse(line: bytes, report: _Report) -> Call:

@@ -131,8 +131,31 @@ UnsafeReason = Literal[
     "inflate_ratio",
     "too_large",
     "not_docx",
+    "encrypted",
+    "too_deep",
+    "too_many_elements",
+    "token_too_large",
+    "image_too_large",
+    "nested_too_deep",
 ]
-"""Why a file was refused before any app saw it."""
+"""Why a file was refused before any app saw it; the one list the package's zip screen
+(:mod:`artifactr.files.fingerprint`) and the worker's screen both name their refusals from.
+
+- ``not_a_zip``: not a zip archive, or a malformed one (truncated, lying, overlapping).
+- ``not_docx``: a zip or compound file that is not a .docx package (no content types, a
+  document type declaration, a part named as XML that isn't, an older .doc).
+- ``encrypted``: protected by a password: the person must remove it and upload again.
+- ``too_many_entries``: more entries, or a larger directory, than the limit.
+- ``duplicate_name``: two parts with one name, once case and slashes are folded.
+- ``part_too_large`` / ``total_too_large``: a part, or all of them, inflate past the limit.
+- ``inflate_ratio``: the parts inflate too many times the file's size (a zip bomb).
+- ``too_large``: more bytes arrived than the upload limit.
+- ``too_deep``: XML elements nest deeper than the limit.
+- ``too_many_elements``: the package's XML holds more elements than the limit.
+- ``token_too_large``: one XML token (a tag, a comment) runs on past the limit.
+- ``image_too_large``: an image declares more pixels than the limit, or hides its size.
+- ``nested_too_deep``: packages inside packages, deeper than the limit.
+"""
 
 
 class UnsafeFile(Rejection):

@@ -12,11 +12,12 @@ zip-bomb               a document that declares 4 GiB of zeros               par
 nested-zip             a sound document holding a zip bomb as a part         part_too_large
 many-entries           100,000 entries                                       too_many_entries
 billion-laughs         nine levels of entities, ten each                     not_docx
-deep-xml               elements nested a million deep (stored: no ratio)     part_too_large
-huge-image             a 100,000 x 100,000 PNG in a few dozen bytes          inflate_ratio
+deep-xml               elements nested a million deep (stored: no ratio)     too_deep
+huge-image             a 100,000 x 100,000 PNG in a few dozen bytes          image_too_large
 lying-part             a part that declares 1 MiB and inflates to 4 GiB      part_too_large
 truncated              a sound package cut in half                           not_a_zip
-not-a-zip              the start of an OLE compound file                     not_a_zip
+not-a-zip              an OLE compound file's signature, no directory        not_docx
+password               a .docx saved with a password (an encrypted package)  encrypted
 empty                  no bytes at all                                       not_a_zip
 ====================== ===================================================== ==================
 
@@ -112,8 +113,8 @@ CORPUS: Final[tuple[Hostile, ...]] = (
     Hostile("nested-zip", "a document holding a zip bomb as a part", nested_zip, "part_too_large"),
     Hostile("many-entries", "100,000 entries", hostile.many_entries, "too_many_entries"),
     Hostile("billion-laughs", "nine levels of entities, ten each", billion_laughs, "not_docx"),
-    Hostile("deep-xml", "elements nested a million deep", deep_xml, "part_too_large"),
-    Hostile("huge-image", "a 100,000 x 100,000 PNG in a tiny file", huge_image, "inflate_ratio"),
+    Hostile("deep-xml", "elements nested a million deep", deep_xml, "too_deep"),
+    Hostile("huge-image", "a 100,000 x 100,000 PNG in a tiny file", huge_image, "image_too_large"),
     Hostile(
         "lying-part",
         "a part that declares 1 MiB and inflates to 4 GiB",
@@ -126,7 +127,8 @@ CORPUS: Final[tuple[Hostile, ...]] = (
         lambda: hostile.truncated(hostile.sound()),
         "not_a_zip",
     ),
-    Hostile("not-a-zip", "the start of an OLE compound file", hostile.not_a_zip, "not_a_zip"),
+    Hostile("not-a-zip", "an OLE compound file's signature", hostile.not_a_zip, "not_docx"),
+    Hostile("password", "a .docx saved with a password", hostile.password_protected, "encrypted"),
     Hostile("empty", "no bytes at all", hostile.empty, "not_a_zip"),
 )
 """Every hostile file, in the order the benchmark sends them."""

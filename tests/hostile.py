@@ -254,8 +254,69 @@ def under_counted() -> bytes:
 
 
 def not_a_zip() -> bytes:
-    """Return the start of an OLE compound file, as a password-protected .docx is."""
-    return b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + bytes(4 * KIB)
+    """Return the signature of an OLE compound file and no directory: not a .docx."""
+    return COMPOUND + bytes(4 * KIB)
+
+
+COMPOUND: Final = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+"""The signature of an OLE compound file: a .doc, or a password-protected .docx."""
+
+FREE: Final = 0xFFFFFFFF
+END_OF_CHAIN: Final = 0xFFFFFFFE
+FAT_SECTOR: Final = 0xFFFFFFFD
+
+
+def compound(*names: str, directory_sectors: int = 1) -> bytes:
+    """Return an OLE compound file (version 3, 512-byte sectors) of empty streams, by name.
+
+    Sector 0 is the allocation table, then ``directory_sectors`` sectors of directory entries
+    (four each) chained through it: enough for a reader that looks only at the names.
+    """
+    entries = [("Root Entry", 5), *((name, 2) for name in names)]
+    slots = directory_sectors * 4
+    entries += [("", 0)] * (slots - len(entries))
+    directory = b""
+    for name, kind in entries[:slots]:
+        encoded = (name + "\0").encode("utf-16-le") if name else b""
+        directory += struct.pack(
+            "<64sHBB3L16sL2Q2LL",
+            encoded,
+            len(encoded),
+            kind,
+            1,
+            FREE,
+            FREE,
+            FREE,
+            bytes(16),
+            0,
+            0,
+            0,
+            END_OF_CHAIN,
+            0,
+            0,
+        )
+    chain = [FAT_SECTOR, *range(2, directory_sectors + 1), END_OF_CHAIN]
+    fat = struct.pack(f"<{len(chain)}L", *chain) + b"\xff" * (512 - 4 * len(chain))
+    header = (
+        COMPOUND
+        + bytes(16)
+        + struct.pack("<5H6x3L", 0x3E, 3, 0xFFFE, 9, 6, 0, 1, 1)
+        + struct.pack("<4L", 0, 4096, END_OF_CHAIN, 0)
+        + struct.pack("<2L", END_OF_CHAIN, 0)
+        + struct.pack("<L", 0)
+        + b"\xff" * (4 * 108)
+    )
+    return header + fat + directory
+
+
+def password_protected() -> bytes:
+    """Return a .docx as Word saves it with a password: an encrypted package in a compound file."""
+    return compound("\x06DataSpaces", "EncryptionInfo", "EncryptedPackage")
+
+
+def legacy_doc() -> bytes:
+    """Return an OLE compound file as a Word 97-2003 .doc is: no encrypted package."""
+    return compound("WordDocument", "1Table", "\x05SummaryInformation")
 
 
 def empty() -> bytes:
@@ -390,7 +451,13 @@ REFUSED: Final[dict[str, tuple[Callable[[], bytes], UnsafeReason]]] = {
     "an end record that under-counts": (under_counted, "not_a_zip"),
     "a package cut in half": (lambda: truncated(sound()), "not_a_zip"),
     "a package one byte short": (lambda: one_byte_short(sound()), "not_a_zip"),
-    "an OLE compound file": (not_a_zip, "not_a_zip"),
+    "an OLE compound file without a directory": (not_a_zip, "not_docx"),
+    "a password-protected document": (password_protected, "encrypted"),
+    "a password-protected document whose directory takes two sectors": (
+        lambda: compound("a", "b", "c", "d", "EncryptedPackage", directory_sectors=2),
+        "encrypted",
+    ),
+    "a Word 97-2003 document": (legacy_doc, "not_docx"),
     "an empty file": (empty, "not_a_zip"),
     "a zip without [Content_Types].xml": (without_content_types, "not_docx"),
     "a name twice": (duplicate_names, "duplicate_name"),
@@ -406,7 +473,7 @@ REFUSED: Final[dict[str, tuple[Callable[[], bytes], UnsafeReason]]] = {
         lambda: duplicate_names("/word/document.xml"),
         "duplicate_name",
     ),
-    "an encrypted part": (encrypted, "not_docx"),
+    "an encrypted part": (encrypted, "encrypted"),
     "a bzip2 part": (bzip2_part, "not_docx"),
     "a part shorter than it declares": (short_part, "not_a_zip"),
     "a part with a wrong CRC-32": (wrong_crc, "not_a_zip"),

@@ -44,7 +44,7 @@ from artifactr.files._docx import (
     parse_xml,
     serialize_xml,
 )
-from artifactr.files.fake import FakeApp
+from artifactr.files.fake import DEFAULT_MAX_ELEMENTS, FakeApp
 from artifactr.files.fingerprint import fingerprint
 from tests.documents import AUTHOR, DATE, W, build_docx, package, paragraph, run
 
@@ -1201,3 +1201,60 @@ def test_text_and_tails_are_escaped() -> None:
     parsed.root[0].text = "x\ry"
     reread = etree.fromstring(serialize_xml(parsed))
     assert (reread[0].text, reread[0].tail) == ("x\ry", "tail >")
+
+
+# ─── parsing off the loop, within bounds and the deadline ────────────────────
+
+
+def many_paragraphs(count: int) -> bytes:
+    """Return a .docx whose body holds ``count`` empty paragraphs, stored: no ratio refuses it."""
+    out = io.BytesIO()
+    with (
+        zipfile.ZipFile(io.BytesIO(package("<w:p/>" * count))) as source,
+        zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as target,
+    ):
+        for info in source.infolist():
+            target.writestr(info.filename, source.read(info))
+    return out.getvalue()
+
+
+async def ticks_while(work: "asyncio.Future[Any]") -> int:
+    """Return how often another task ran on the loop while ``work`` was being done."""
+    ticks = 0
+    while not work.done():
+        await asyncio.sleep(0.001)
+        ticks += 1
+    return ticks
+
+
+async def test_a_large_document_is_parsed_off_the_event_loop() -> None:
+    source = many_paragraphs(200_000)
+    inspected = asyncio.ensure_future(FakeApp().inspect(source))
+    ticks = await ticks_while(inspected)
+    assert (await inspected).pages > 1_000
+    # On the loop, the parse would run in one step and nothing else would (a tick or two).
+    assert ticks > 20
+
+
+async def test_a_document_over_the_element_limit_is_too_large_before_it_is_built() -> None:
+    app = FakeApp(max_elements=10_000)
+    await app.inspect(many_paragraphs(9_000))
+    for call in (
+        app.inspect(many_paragraphs(20_000)),
+        app.apply(many_paragraphs(20_000), [AppCommand(command="caret.docEnd")]),
+        app.render(many_paragraphs(20_000), 1),
+    ):
+        with pytest.raises(AppTooLarge, match="10,000 XML elements"):
+            await call
+
+
+def test_the_default_element_limit_holds_what_a_long_document_has() -> None:
+    assert DEFAULT_MAX_ELEMENTS == 500_000
+
+
+async def test_a_parse_past_its_deadline_times_out_at_the_deadline() -> None:
+    source = many_paragraphs(400_000)
+    started = time.monotonic()
+    with pytest.raises(AppTimeout):
+        await FakeApp().inspect(source, deadline=0.05)
+    assert time.monotonic() - started < 2

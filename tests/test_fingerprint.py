@@ -410,3 +410,29 @@ def test_a_large_file_spooled_to_disk_is_read_in_flat_memory() -> None:
             tracemalloc.stop()
     assert printed == fingerprint(data)
     assert peak < 2 * MIB
+
+
+def test_a_password_protected_document_is_refused_as_encrypted_and_told_to_drop_it() -> None:
+    with pytest.raises(UnsafeFile) as refused:
+        fingerprint(hostile.password_protected())
+    assert refused.value.reason == "encrypted"
+    assert "remove the password" in str(refused.value)
+    assert "end record" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("at", "value"),
+    [(512 + 4, 1), (76, hostile.FREE)],
+    ids=["a directory chain that loops", "no allocation table for the directory"],
+)
+def test_a_compound_files_directory_is_read_within_its_bounds(at: int, value: int) -> None:
+    data = bytearray(hostile.compound("EncryptedPackage"))
+    data[at : at + 4] = value.to_bytes(4, "little")
+    assert refusal(bytes(data)) == "encrypted"
+
+
+def test_an_older_word_document_is_told_to_be_saved_as_docx() -> None:
+    with pytest.raises(UnsafeFile) as refused:
+        fingerprint(hostile.legacy_doc())
+    assert refused.value.reason == "not_docx"
+    assert ".docx" in str(refused.value)

@@ -38,6 +38,7 @@ LAYERS: dict[str, set[str]] = {
     "native": CORE,
     "revisions": CORE,
     "telemetry": CORE,
+    "visibility": CORE,
     "tools": CORE | {"artifactr.agent", "pydantic_ai"},
     "router": CORE | {"fastapi", "starlette", "artifactr.fastapi"},
     "editor": CORE | {"starlette"},

@@ -11,6 +11,7 @@ from artifactr.workspace import InMemoryStorage, Storage
 from pydantic import ValidationError
 
 from artifactr.files import DOCX, Blob, NativeFile, Provenance, WordDocument
+from artifactr.files.manifests import saved_name
 from tests.databases import BACKENDS, sql_engine
 
 SHA = "a" * 64
@@ -97,3 +98,18 @@ async def test_a_manifest_round_trips_through_every_storage(storage: Storage) ->
     read = await ws.get(WordDocument, "doc1")
     assert read.data == made
     assert isinstance(read.data, Artifact)
+
+
+@pytest.mark.parametrize(
+    ("name", "saved"),
+    [
+        ("a" * 300, "a" * 255),
+        ("a" * 200 + "." + "b" * 100, ("a" * 200 + "." + "b" * 100)[:255]),
+        ("\u00e9" * 200 + ".docx", "\u00e9" * 125 + ".docx"),
+        ("ok.docx", "ok.docx"),
+    ],
+    ids=["no extension", "a long extension", "two-byte characters", "short"],
+)
+def test_a_saved_name_fits_255_bytes_and_keeps_a_short_extension(name: str, saved: str) -> None:
+    assert saved_name(name) == saved
+    assert len(saved_name(name).encode()) <= 255

@@ -33,6 +33,7 @@ from artifactr.files import (
     AppTimeout,
     ArtifactBusy,
     Blob,
+    ContentDamaged,
     FileTooLarge,
     NotEnabled,
     Provenance,
@@ -903,7 +904,7 @@ async def test_a_check_in_discarded_after_its_lease_was_renewed_is_a_proposal(
     assert await env.leases.current(env.scope, artifact_id) is None
 
 
-async def test_a_manifest_without_text_reads_as_empty_and_a_lost_blob_as_missing(
+async def test_a_manifest_without_text_reads_as_empty_and_a_lost_blob_as_damaged(
     memory_env: Env,
 ) -> None:
     ws = await memory_env.ws()
@@ -918,9 +919,40 @@ async def test_a_manifest_without_text_reads_as_empty_and_a_lost_blob_as_missing
     )
     assert await memory_env.files.text(ws, "bare") == ""
     assert await memory_env.files.review(ws, "bare") == []
-    with pytest.raises(NotFound) as caught:
+    with pytest.raises(ContentDamaged) as caught:
         await memory_env.files.render(ws, "bare")
-    assert caught.value.payload()["entity"] == "blob"
+    assert caught.value.details() == {
+        "artifact_id": "bare",
+        "version": 1,
+        "sha256": "c" * 64,
+        "problem": "missing",
+    }
+
+
+async def test_a_text_or_review_the_store_holds_with_another_size_reads_as_damaged(
+    memory_env: Env,
+) -> None:
+    artifact_id = await memory_env.upload()
+    ws = await memory_env.ws()
+    head = await ws.get(WordDocument, artifact_id)
+    await ws.commit(
+        EditArtifact(
+            artifact_id=artifact_id,
+            base_version=head.version,
+            patch=JsonPatch(
+                ops=(
+                    {"op": "replace", "path": "/text/size", "value": 1},
+                    {"op": "replace", "path": "/review/size", "value": 1},
+                )
+            ),
+        )
+    )
+    for read in (memory_env.files.text, memory_env.files.review):
+        with pytest.raises(ContentDamaged) as caught:
+            await read(ws, artifact_id)
+        assert caught.value.problem == "size"
+        assert caught.value.code == "content_damaged"
+    assert await memory_env.files.text(ws, artifact_id, 1)
 
 
 async def test_without_integrations_every_app_is_on(memory_env: Env) -> None:
@@ -978,6 +1010,16 @@ async def test_someone_else_may_break_a_check_out_only_if_they_may_archive_the_f
     assert await env.files.lease(admin, artifact_id) is None
     broken = await env.files.checkout(await env.ws(), checkout.id)
     assert (broken.state, broken.ended_by) == ("discarded", ADMIN)
+
+
+async def test_an_uploaded_name_keeps_no_control_or_direction_characters(env: Env) -> None:
+    ws = await env.ws()
+    outcome = await env.files.upload(ws, " \u202ea\u0007b\u2028c.docx\n", chunks(sample_docx()))
+    assert outcome.type == "applied"
+    assert (await ws.get(WordDocument, outcome.artifact_id)).data.name == "ab c.docx"
+    with pytest.raises(ValidationFailed) as caught:
+        await env.files.upload(ws, "\u202e\u200f", chunks(sample_docx()))
+    assert caught.value.errors[0]["type"] == "missing"
 
 
 async def test_bad_names_ids_pages_and_scales_are_refused_before_any_work(env: Env) -> None:

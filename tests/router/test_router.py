@@ -12,6 +12,7 @@ import hashlib
 import io
 import random
 import tracemalloc
+import urllib.parse
 import zipfile
 from collections.abc import AsyncIterator, Buffer, Sequence
 from datetime import timedelta
@@ -19,7 +20,9 @@ from typing import Any
 
 import httpx2
 import pytest
-from artifactr.core import UserActor
+from artifactr.core import EditArtifact, JsonPatch, UserActor
+from sqlalchemy import event
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files import DOCX, WordDocument
 from artifactr.files.app import About, AppCommand, CommandSpec, Edited, Inspection, Source
@@ -28,6 +31,7 @@ from artifactr.files.fingerprint import ZipLimits, fingerprint
 from artifactr.files.leases import scope_of
 from artifactr.files.native import MAX_SIZE
 from artifactr.files.router import content_disposition
+from tests import hostile
 from tests.documents import build_docx, package
 from tests.router.conftest import (
     AGENT,
@@ -172,6 +176,20 @@ async def test_an_upload_that_is_not_a_zip_is_refused_422_with_its_reason(api: A
     assert response.json()["detail"]["reason"] == "not_a_zip"
 
 
+async def test_a_password_protected_upload_is_refused_telling_the_person_to_remove_it(
+    api: Api,
+) -> None:
+    response = await api.client.post(
+        api.url(),
+        params={"name": "secret.docx"},
+        content=hostile.password_protected(),
+        headers={**ALICE, **DOCX_BODY},
+    )
+    assert response.status_code == 422
+    assert response.json()["detail"]["reason"] == "encrypted"
+    assert "remove the password" in response.json()["detail"]["message"]
+
+
 async def test_an_upload_over_the_size_limit_is_refused_413(make_api: MakeApi) -> None:
     api = await make_api(max_size=1_000)
     response = await api.client.post(
@@ -288,6 +306,70 @@ async def test_head_answers_a_downloads_headers_without_its_bytes(api: Api) -> N
     assert cached.status_code == 304
 
 
+# ─── bytes come from the store, never from a manifest alone ───────────────────
+
+
+async def generic_patch(api: Api, artifact_id: str, *ops: dict[str, Any]) -> None:
+    """Patch a manifest as artifactr's REST or MCP surface would: any JSON, no test op."""
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    head = await ws.get(WordDocument, artifact_id)
+    await ws.commit(
+        EditArtifact(artifact_id=artifact_id, base_version=head.version, patch=JsonPatch(ops=ops))
+    )
+
+
+async def test_a_manifest_patched_to_another_size_is_answered_as_damaged_not_cut_short(
+    api: Api,
+) -> None:
+    artifact_id = await api.upload(package("", extra={"word/media/noise.bin": NOISE[:13_000]}))
+    await generic_patch(api, artifact_id, {"op": "replace", "path": "/content/size", "value": 1})
+    for method in ("GET", "HEAD"):
+        response = await api.client.request(
+            method, api.url(f"/{artifact_id}/versions/2/content"), headers=ALICE
+        )
+        assert response.status_code == 409, method
+        assert "content-length: 1" not in str(response.headers).lower()
+    damaged = await api.client.get(api.url(f"/{artifact_id}/versions/2/content"), headers=ALICE)
+    detail = damaged.json()["detail"]
+    assert detail["type"] == "content_damaged"
+    assert detail["artifact_id"] == artifact_id
+    assert detail["version"] == 2
+    assert detail["problem"] == "size"
+    assert "damaged" in detail["message"]
+    # The version the bytes were put for still downloads whole.
+    one = await api.client.get(api.url(f"/{artifact_id}/versions/1/content"), headers=ALICE)
+    assert one.status_code == 200
+
+
+async def test_a_generic_copy_of_a_manifest_names_bytes_its_artifact_does_not_hold(
+    api: Api,
+) -> None:
+    artifact_id = await api.upload()
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    original = await ws.get(WordDocument, artifact_id)
+    await ws.create(original.data, artifact_id="art_copy")
+    response = await api.client.get(api.url("/art_copy/versions/1/content"), headers=ALICE)
+    assert response.status_code == 409
+    assert response.json()["detail"]["type"] == "content_damaged"
+    assert response.json()["detail"]["problem"] == "missing"
+    page = await api.client.get(api.url("/art_copy/versions/1/pages/1"), headers=ALICE)
+    assert page.json()["detail"]["type"] == "content_damaged"
+
+
+async def test_a_download_takes_its_type_from_the_store_not_the_manifests_claim(
+    api: Api,
+) -> None:
+    artifact_id = await api.upload()
+    await generic_patch(
+        api,
+        artifact_id,
+        {"op": "replace", "path": "/content/media_type", "value": "text/html"},
+    )
+    response = await api.client.get(api.url(f"/{artifact_id}/versions/2/content"), headers=ALICE)
+    assert response.status_code == 200
+    assert response.headers["content-type"] == DOCX
+
+
 @pytest.mark.parametrize(
     ("path", "status"),
     [("/versions/2/content", 404), ("/versions/0/content", 422), ("/versions/x/content", 422)],
@@ -298,15 +380,17 @@ async def test_a_download_of_no_such_version_is_refused(api: Api, path: str, sta
     assert response.status_code == status
 
 
-async def test_a_download_whose_bytes_were_collected_is_answered_404(api: Api) -> None:
+async def test_a_download_whose_bytes_were_collected_is_answered_as_damaged_content(
+    api: Api,
+) -> None:
     artifact_id = await api.upload()
     api.clock.advance(timedelta(days=1))
     ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
     # Collected as if no revision named them: the manifest stays, its bytes are gone.
     await api.files.blobs.collect(scope_of(ws), set(), before=api.clock.now)
     response = await api.client.get(api.url(f"/{artifact_id}/versions/1/content"), headers=ALICE)
-    assert response.status_code == 404
-    assert response.json()["detail"]["entity"] == "blob"
+    assert response.status_code == 409
+    assert response.json()["detail"]["problem"] == "missing"
 
 
 @pytest.mark.parametrize(
@@ -320,19 +404,37 @@ async def test_a_download_whose_bytes_were_collected_is_answered_404(api: Api) -
         ),
         (
             "two\r\nlines.docx",
-            "attachment; filename=\"two__lines.docx\"; filename*=UTF-8''two%0D%0Alines.docx",
+            "attachment; filename=\"two lines.docx\"; filename*=UTF-8''two%20lines.docx",
         ),
         (
             "Ünïcødé.docx",
             'attachment; filename="_n_c_d_.docx"; '
             "filename*=UTF-8''%C3%9Cn%C3%AFc%C3%B8d%C3%A9.docx",
         ),
-        ("lone\ud800.docx", "attachment; filename=\"lone_.docx\"; filename*=UTF-8''lone%3F.docx"),
+        ("lone\ud800.docx", "attachment; filename=\"lone.docx\"; filename*=UTF-8''lone.docx"),
+        (
+            "report\u202excod.docx",
+            "attachment; filename=\"reportxcod.docx\"; filename*=UTF-8''reportxcod.docx",
+        ),
+        (
+            "\u2067\u200eright\u061c\u2069.docx",
+            "attachment; filename=\"right.docx\"; filename*=UTF-8''right.docx",
+        ),
+        ("\u202e", "attachment; filename=\"file\"; filename*=UTF-8''file"),
     ],
-    ids=["plain", "quotes", "newline", "unicode", "surrogate"],
+    ids=["plain", "quotes", "newline", "unicode", "surrogate", "override", "isolates", "empty"],
 )
 def test_a_files_name_is_given_as_an_ascii_fallback_and_in_utf_8(name: str, expected: str) -> None:
     assert content_disposition(name) == expected
+
+
+def test_a_long_name_is_saved_within_255_bytes_with_its_extension() -> None:
+    header = content_disposition("\u6587" * 255 + ".docx")
+    encoded = header.split("filename*=UTF-8''")[1]
+    saved = urllib.parse.unquote(encoded)
+    assert saved.endswith(".docx")
+    assert len(saved.encode()) <= 255
+    assert saved.startswith("\u6587" * 80)
 
 
 # ─── pages ────────────────────────────────────────────────────────────────────
@@ -636,6 +738,35 @@ async def test_a_check_in_takes_its_summary_from_the_query(api: Api) -> None:
     assert "tightened clause 4" in summaries
 
 
+async def test_an_upload_and_a_check_in_keep_no_control_or_direction_characters(
+    api: Api,
+) -> None:
+    # U+202E turns "invoice\u202excod.docx" into "invoicecod.docx" shown as "invoicexdoc.exe".
+    artifact_id = await api.upload(name="\u202einvoice\x00\u200f\u2066cod.docx\t")
+    response = await api.client.get(api.url(f"/{artifact_id}/versions/1/content"), headers=ALICE)
+    assert response.headers["content-disposition"] == (
+        "attachment; filename=\"invoicecod.docx\"; filename*=UTF-8''invoicecod.docx"
+    )
+    checkout = await api.check_out(artifact_id)
+    url = api.url(f"/{artifact_id}/checkouts/{checkout['id']}/check-in")
+    summary = "fixed\u202e clause\r\n4\x1b[31m"
+    checked_in = await api.client.post(
+        url, params={"summary": summary}, content=EDITED, headers=ALICE
+    )
+    assert checked_in.status_code == 200
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    assert (await ws.get(WordDocument, artifact_id)).data.name == "invoicecod.docx"
+    summaries = [getattr(envelope.event, "summary", None) for envelope in await ws.read()]
+    assert "fixed clause 4[31m" in summaries  # the escape goes, its text stays
+
+
+async def test_an_upload_named_only_by_invisible_characters_is_refused_422(api: Api) -> None:
+    response = await api.client.post(
+        api.url(), params={"name": "\u202e\u200f\x00"}, content=build_docx(), headers=ALICE
+    )
+    assert response.status_code == 422
+
+
 async def test_a_retried_check_in_answers_what_the_first_did(api: Api) -> None:
     artifact_id = await api.upload()
     checkout = await api.check_out(artifact_id)
@@ -813,6 +944,41 @@ async def test_a_hidden_file_is_answered_byte_for_byte_as_a_missing_one_on_every
         assert hidden.content == missing.content, (method, path)
         assert hidden.headers == missing.headers, (method, path)
     assert await revisions(api, artifact_id) == 1
+
+
+async def test_a_hidden_file_costs_the_database_what_a_missing_one_does_on_every_route(
+    api: Api, engine: AsyncEngine
+) -> None:
+    # A hidden id answered before any read would be answered faster: an oracle by its timing.
+    artifact_id = await api.upload()
+    api.hidden["user:bob"] = {artifact_id}
+    missing = "art_" + "0" * (len(artifact_id) - 4)
+    statements: list[str] = []
+
+    def record(*args: Any) -> None:
+        statements.append(args[2])
+
+    event.listen(engine.sync_engine, "before_cursor_execute", record)
+    try:
+        for method, path in [
+            ("GET", "/{}/versions/1/content"),
+            ("HEAD", "/{}/versions/1/content"),
+            ("GET", "/{}/versions/2/content"),
+            ("GET", "/{}/versions/1/pages/1"),
+            ("GET", "/{}/lease"),
+            ("POST", "/{}/checkouts"),
+        ]:
+            work: list[list[str]] = []
+            for named in (artifact_id, missing):
+                statements.clear()
+                response = await api.client.request(
+                    method, api.url(path.format(named)), headers=BOB
+                )
+                assert response.status_code == 404, (method, path)
+                work.append(list(statements))
+            assert work[0] == work[1], (method, path)
+    finally:
+        event.remove(engine.sync_engine, "before_cursor_execute", record)
 
 
 @pytest.mark.parametrize(

@@ -170,11 +170,11 @@ async def test_every_reply_maps_to_its_typed_failure(
 
 
 async def test_an_unsafe_file_comes_back_with_its_reason() -> None:
-    reply = {"unsafe": "inflate_ratio", "reason": "word/media/a.png is an image of 1e10 pixels"}
+    reply = {"unsafe": "image_too_large", "reason": "word/media/a.png is an image of 1e10 pixels"}
     app = over(lambda request: httpx2.Response(422, json=reply))
     with pytest.raises(UnsafeFile) as raised:
         await app.apply(b"file", [])
-    assert raised.value.reason == "inflate_ratio"
+    assert raised.value.reason == "image_too_large"
     assert str(raised.value) == "word/media/a.png is an image of 1e10 pixels"
 
 

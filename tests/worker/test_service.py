@@ -305,6 +305,24 @@ async def test_a_hostile_file_is_refused_before_any_app_starts(
     assert recorded(pids) == []
 
 
+@pytest.mark.parametrize(
+    ("page", "scale"),
+    [(0, 1.0), (-3, 1.0), (1, 0.0), (1, 1e9), (1, float("nan")), (1, float("inf"))],
+    ids=["page 0", "a negative page", "scale 0", "a huge scale", "scale nan", "scale inf"],
+)
+async def test_a_render_of_no_such_page_or_scale_is_refused_before_any_app_starts(
+    make_worker: MakeWorker, pids: Path, report: bytes, page: int, scale: float
+) -> None:
+    served = make_worker()
+    # Sent as the raw line a caller could write: the adapter's own checks are not the guard.
+    line = json.dumps({"job": {"kind": "render", "page": page, "scale": scale}})
+    response = await post(served, line.encode() + b"\n" + report)
+    assert response.status_code == 400
+    assert response.json()["failure"] == "refused"
+    assert "page" in response.json()["reason"] or "scale" in response.json()["reason"]
+    assert recorded(pids) == []
+
+
 async def test_a_caller_that_goes_away_mid_upload_frees_the_worker(
     make_worker: MakeWorker, job_log: JobLog, report: bytes
 ) -> None:

@@ -21,11 +21,12 @@ zip screen can't see:
 - **Packages inside.** A part that is itself a zip (an embedded workbook, or a zip bomb inside
   a .docx) is screened the same way, to :data:`MAX_NESTING` levels.
 
-Each refusal is an :class:`~artifactr.files.errors.UnsafeFile` naming the part. The reasons are
-the package's own: a declaration (DTD) is ``not_docx``, as is a part named as XML that isn't;
-nesting, elements or a token over their limits are ``part_too_large``; an image over its pixels
-is ``inflate_ratio``, since it is a decompression bomb; a package nested too deep is
-``too_many_entries``. Memory stays bounded: a chunk, expat's buffer of one unfinished token, and
+Each refusal is an :class:`~artifactr.files.errors.UnsafeFile` naming the part, with a reason
+from the package's one list (:data:`~artifactr.files.errors.UnsafeReason`), named for what
+happened: a declaration (DTD) is ``not_docx``, as is a part named as XML that isn't; nesting
+over its limit is ``too_deep``, elements ``too_many_elements``, a token ``token_too_large``; an
+image over its pixels (or hiding its size) is ``image_too_large``; a package nested too deep is
+``nested_too_deep``. Memory stays bounded: a chunk, expat's buffer of one unfinished token, and
 a nested part spooled to disk past a mebibyte.
 """
 
@@ -139,7 +140,7 @@ def _screen_part(
     if pixels is not None:
         if pixels > screening.max_pixels:
             raise UnsafeFile(
-                "inflate_ratio",
+                "image_too_large",
                 f"{name} is an image of {pixels:,} pixels; the limit is {screening.max_pixels:,}",
             )
     elif head.startswith(_ZIP_SIGNATURES):
@@ -153,7 +154,7 @@ def _screen_nested(
 ) -> None:
     if level + 1 > screening.max_nesting:
         raise UnsafeFile(
-            "too_many_entries",
+            "nested_too_deep",
             f"{name} is a package nested {level + 1} deep; the limit is {screening.max_nesting}",
         )
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_SIZE) as inner:
@@ -213,14 +214,14 @@ class _Walk:
         if self.depth > self.screening.max_depth:
             raise _Refused(
                 UnsafeFile(
-                    "part_too_large",
+                    "too_deep",
                     f"{self.name} nests elements more than {self.screening.max_depth} deep",
                 )
             )
         if self.budget.elements < 0:
             raise _Refused(
                 UnsafeFile(
-                    "part_too_large",
+                    "too_many_elements",
                     f"the package holds more than {self.screening.max_elements:,} XML elements",
                 )
             )
@@ -260,7 +261,7 @@ def _screen_xml(name: str, chunks: Iterator[bytes], screening: Screening, budget
             stalled = 0 if walk.progressed else stalled + len(chunk)
             if stalled > screening.max_token:
                 raise UnsafeFile(
-                    "part_too_large",
+                    "token_too_large",
                     f"{name} holds an XML token over {screening.max_token:,} bytes",
                 )
         parser.Parse(b"", True)
@@ -350,6 +351,6 @@ def _jpeg_pixels(name: str, reader: _Reader) -> int:
         if len(reader.take(length - 2)) < length - 2:
             return 0
     raise UnsafeFile(
-        "inflate_ratio",
+        "image_too_large",
         f"{name} is a JPEG whose size isn't declared within {MAX_JPEG_STEPS:,} steps",
     )

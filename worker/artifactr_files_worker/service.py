@@ -16,9 +16,11 @@ A call goes through these steps, each of which may end it with a typed reply:
 3. **The upload**, streamed into a fresh temporary directory (in memory up to a mebibyte, then
    on disk), refused as ``too_large`` past ``max_file``, and as ``timeout`` if it takes longer
    than ``upload_timeout``: a stalled caller never holds the worker.
-4. **Screening** (:func:`~.screen.screen_file`), in a thread: the zip, the XML, the images and
+4. **The page**, for a render: from 1, at a scale from 0.1 to 4, else 400 before anything
+   runs, whoever called.
+5. **Screening** (:func:`~.screen.screen_file`), in a thread: the zip, the XML, the images and
    packages inside. A refusal is 422 with its reason.
-5. **The job**, in the worker's app (``WORKER_APP``): WordCraft's
+6. **The job**, in the worker's app (``WORKER_APP``): WordCraft's
    (:func:`artifactr.files.wordcraft.run_job`) is a fresh ``wordcraft-cli mcp`` in an empty
    directory of its own; LibreOffice's (:class:`artifactr.files.libreoffice.LibreOffice`) a
    fresh ``soffice --headless`` on a fresh profile, driven by the adapter's driver. Either runs
@@ -26,7 +28,7 @@ A call goes through these steps, each of which may end it with a typed reply:
    (CPU time, address space, file size, open files), with a cap on what it writes. Whatever
    happens, its whole process group is killed and its directory wiped. A file the app can't
    open is ``refused``, with the app's reason.
-6. **The reply**: the outcome's line of JSON (which names the app) and the bytes, or the typed
+7. **The reply**: the outcome's line of JSON (which names the app) and the bytes, or the typed
    failure. The upload's directory is wiped too, whatever happened.
 
 Each job is logged with its kind, outcome, size, deadline and start and end times (monotonic),
@@ -54,6 +56,7 @@ from starlette.routing import Route
 
 from artifactr.files.errors import AppFailure, AppTimeout, AppTooLarge, UnsafeFile
 from artifactr.files.libreoffice import LibreOffice, available
+from artifactr.files.native import MAX_PAGE, MAX_SCALE, MIN_SCALE
 from artifactr.files.wordcraft import (
     ApplyJob,
     CommandsJob,
@@ -336,6 +339,8 @@ class Service:
         ceiling = settings.render_deadline if isinstance(job, RenderJob) else settings.edit_deadline
         deadline = min(call.deadline or ceiling, ceiling)
         report.deadline = deadline
+        if isinstance(job, RenderJob):
+            _check_page(job)
         if not isinstance(job, CommandsJob):
             await anyio.to_thread.run_sync(screen_file, upload, settings.screening)
         if self._office is not None:
@@ -414,6 +419,17 @@ def _launcher(settings: Settings, cpu: int) -> list[str]:
         open_files=settings.open_files,
     )
     return [sys.executable, "-I", "-S", str(LAUNCHER), *rlimits.arguments(), "--"]
+
+
+def _check_page(job: RenderJob) -> None:
+    """Refuse a page or a scale no app should be started for: the caller may be anyone."""
+    problems: list[str] = []
+    if not 1 <= job.page <= MAX_PAGE:
+        problems.append(f"a page is a number from 1 to {MAX_PAGE}, not {job.page}")
+    if not MIN_SCALE <= job.scale <= MAX_SCALE:
+        problems.append(f"a scale is from {MIN_SCALE:g} to {MAX_SCALE:g}, not {job.scale:g}")
+    if problems:
+        raise _Refusal(400, Problem(reason="; ".join(problems), failure="refused"))
 
 
 def _parse(line: bytes, report: _Report) -> Call:

@@ -15,15 +15,16 @@ import io
 import itertools
 import posixpath
 import re
+import threading
 import zipfile
 import zlib
 from bisect import bisect_right
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import IO, Literal
+from typing import IO, Final, Literal
 from xml.etree.ElementTree import Element, ParseError, SubElement, TreeBuilder, XMLParser
 
-from artifactr.files.errors import AppRefused, AppTooLarge
+from artifactr.files.errors import AppRefused, AppTimeout, AppTooLarge
 
 TRANSITIONAL = "http://schemas.openxmlformats.org/wordprocessingml/2006/main"
 """The WordprocessingML namespace of transitional documents (nearly all of them)."""
@@ -133,14 +134,64 @@ class XmlPart:
     """Its ``(prefix, uri)`` declarations, ``""`` for a default namespace."""
 
 
+class Budget:
+    """What parsing a package may still build: elements, until its caller gives up.
+
+    Parsing runs in a worker thread, which can't be killed: the caller :meth:`stop` s the
+    budget when its deadline passes, and the parse stops at its next element, so an abandoned
+    parse neither runs on nor holds its memory.
+
+    Args:
+        elements: The most XML elements the package's parsed parts may hold together.
+    """
+
+    def __init__(self, elements: int) -> None:
+        self.limit = elements
+        """The most elements, as given."""
+        self._left = elements
+        self._stopped = threading.Event()
+
+    def spend(self) -> None:
+        """Count one element.
+
+        Raises:
+            AppTooLarge: If the package holds more than :attr:`limit` elements.
+            AppTimeout: If the caller stopped waiting.
+        """
+        self._left -= 1
+        if self._left < 0:
+            raise AppTooLarge(f"the file holds more than {self.limit:,} XML elements")
+        if self._stopped.is_set():
+            raise AppTimeout("the parse was stopped: its caller's deadline passed")
+
+    def stop(self) -> None:
+        """Stop the parse at its next element: the caller gave up on it."""
+        self._stopped.set()
+
+    def again(self) -> "Budget":
+        """Return a full budget for another file, stopped when this one is."""
+        budget = Budget(self.limit)
+        budget._stopped = self._stopped
+        return budget
+
+
+UNBOUNDED: Final = 2**62
+"""An element limit no package reaches."""
+
+
 class _DocumentType(ValueError):
     """A part declares a document type: a .docx never does, and entities are a bomb."""
 
 
 class _Builder(TreeBuilder):
-    def __init__(self) -> None:
+    def __init__(self, budget: Budget) -> None:
         super().__init__()
         self.namespaces: list[tuple[str, str]] = []
+        self._budget = budget
+
+    def start(self, tag: str, attrs: dict[str, str], /) -> Element:
+        self._budget.spend()
+        return super().start(tag, attrs)
 
     def start_ns(self, prefix: str, uri: str) -> None:
         self.namespaces.append((prefix, uri))
@@ -149,14 +200,18 @@ class _Builder(TreeBuilder):
         raise _DocumentType("it declares a document type")
 
 
-def parse_xml(name: str, data: bytes) -> XmlPart:
+def parse_xml(name: str, data: bytes, budget: Budget | None = None) -> XmlPart:
     """Return a part parsed, with its namespace declarations.
+
+    Each element is counted against ``budget`` as it is built (unbounded if None).
 
     Raises:
         AppRefused: If the part is not well-formed, declares a document type or nests deeper
             than :data:`MAX_DEPTH`.
+        AppTooLarge: If the budget's elements run out.
+        AppTimeout: If the budget was stopped.
     """
-    builder = _Builder()
+    builder = _Builder(budget or Budget(UNBOUNDED))
     parser = XMLParser(target=builder)
     try:
         parser.feed(data)
@@ -277,6 +332,7 @@ class Package:
     Args:
         data: The file's bytes, or a seekable binary file, whose parts are read as needed.
         max_inflated: The most bytes its parts may inflate to, together (a zip bomb guard).
+        budget: What its parsed parts may hold together; unbounded if None.
 
     Raises:
         AppRefused: If the bytes are not a zip, two parts share a name, or there is no
@@ -284,7 +340,9 @@ class Package:
         AppTooLarge: If the parts would inflate to more than ``max_inflated`` bytes.
     """
 
-    def __init__(self, data: bytes | IO[bytes], *, max_inflated: int) -> None:
+    def __init__(
+        self, data: bytes | IO[bytes], *, max_inflated: int, budget: Budget | None = None
+    ) -> None:
         try:
             archive = zipfile.ZipFile(io.BytesIO(data) if isinstance(data, bytes) else data)
         except (zipfile.BadZipFile, OSError, ValueError, EOFError) as error:
@@ -301,6 +359,7 @@ class Package:
         if "[Content_Types].xml" not in names:
             raise AppRefused("not a .docx: no [Content_Types].xml")
         self._archive = archive
+        self._budget = budget
         self._infos = infos
         self._names = set(names)
         self._xml: dict[str, XmlPart] = {}
@@ -333,7 +392,7 @@ class Package:
     def xml(self, name: str) -> XmlPart:
         """Return a part parsed, the same object each time, so edits to it are kept."""
         if name not in self._xml:
-            self._xml[name] = parse_xml(name, self.read(name))
+            self._xml[name] = parse_xml(name, self.read(name), self._budget)
         return self._xml[name]
 
     def touch(self, name: str) -> None:

@@ -72,6 +72,14 @@ class Blobs(Protocol):
         """Return a blob's bytes whole, or None if there is none."""
         ...
 
+    async def stat(self, scope: Scope, artifact_id: str, sha256: str) -> Blob | None:
+        """Return the store's record of a blob (digest, size, media type), or None if none.
+
+        What a download reports (length, ``ETag``, type) comes from here, never from a
+        manifest alone: a manifest is a claim anyone with a generic write may make.
+        """
+        ...
+
     def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
         """Return a blob's bytes as chunks of at most :data:`CHUNK_SIZE`, in bounded memory.
 
@@ -200,6 +208,14 @@ class InMemoryBlobs:
         """Return a blob's bytes; see :meth:`Blobs.get`."""
         found = self._blobs.get((scope.tenant_id, scope.workspace_id, artifact_id, sha256))
         return None if found is None else found[0]
+
+    async def stat(self, scope: Scope, artifact_id: str, sha256: str) -> Blob | None:
+        """Return a blob's record; see :meth:`Blobs.stat`."""
+        found = self._blobs.get((scope.tenant_id, scope.workspace_id, artifact_id, sha256))
+        if found is None:
+            return None
+        data, media_type, _ = found
+        return Blob(sha256=sha256, size=len(data), media_type=media_type)
 
     async def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
         """Yield a blob's bytes in chunks; see :meth:`Blobs.read`."""

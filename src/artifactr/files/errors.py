@@ -8,7 +8,8 @@ a rejection::
     Exception
     ├── Rejection                      (artifactr.core)
     │   ├── InvalidState
-    │   │   └── ArtifactBusy           another holder has the artifact's lease
+    │   │   ├── ArtifactBusy           another holder has the artifact's lease
+    │   │   └── ContentDamaged         a manifest names bytes the store doesn't hold as named
     │   ├── Forbidden
     │   │   └── NotEnabled             the app is switched off in this workspace
     │   └── UnsafeFile                 a file refused before the app sees it
@@ -64,6 +65,47 @@ class ArtifactBusy(InvalidState):
         return {"artifact_id": self.artifact_id, "lease": lease}
 
 
+DamageKind = Literal["missing", "size"]
+"""How a manifest disagrees with the blob store: its bytes are not there, or not that long."""
+
+
+class ContentDamaged(InvalidState):
+    """A revision's manifest names bytes the blob store doesn't hold as it names them.
+
+    Bytes are never reported from a manifest alone: a generic JSON patch or create (REST, MCP)
+    may write any manifest, since provenance is a claim (RFC-0003). When the store has no such
+    blob for the artifact, or holds it with another size, every read of those bytes answers
+    this, never a short download or a bare 404. Its own code, ``content_damaged``; the router
+    answers 409. A check-in of good bytes repairs the file.
+    """
+
+    code: ClassVar[str] = "content_damaged"
+
+    def __init__(self, artifact_id: str, version: int, sha256: str, problem: DamageKind) -> None:
+        if problem == "missing":
+            why = "the store holds no such bytes for it"
+        else:
+            why = "the store holds them with another size"
+        super().__init__(
+            f"the content of artifact {artifact_id} at version {version} is damaged: its "
+            f"manifest names bytes {sha256[:12]}..., and {why}. Check in a good copy to repair it"
+        )
+        self.artifact_id = artifact_id
+        self.version = version
+        self.sha256 = sha256
+        self.problem: DamageKind = problem
+
+    @override
+    def details(self) -> dict[str, JsonValue]:
+        """Return the artifact, its version, the digest its manifest names, and the problem."""
+        return {
+            "artifact_id": self.artifact_id,
+            "version": self.version,
+            "sha256": self.sha256,
+            "problem": self.problem,
+        }
+
+
 class NotEnabled(Forbidden):
     """The app that governs a native file is switched off in this workspace (ADR-0006).
 
@@ -89,8 +131,31 @@ UnsafeReason = Literal[
     "inflate_ratio",
     "too_large",
     "not_docx",
+    "encrypted",
+    "too_deep",
+    "too_many_elements",
+    "token_too_large",
+    "image_too_large",
+    "nested_too_deep",
 ]
-"""Why a file was refused before any app saw it."""
+"""Why a file was refused before any app saw it; the one list the package's zip screen
+(:mod:`artifactr.files.fingerprint`) and the worker's screen both name their refusals from.
+
+- ``not_a_zip``: not a zip archive, or a malformed one (truncated, lying, overlapping).
+- ``not_docx``: a zip or compound file that is not a .docx package (no content types, a
+  document type declaration, a part named as XML that isn't, an older .doc).
+- ``encrypted``: protected by a password: the person must remove it and upload again.
+- ``too_many_entries``: more entries, or a larger directory, than the limit.
+- ``duplicate_name``: two parts with one name, once case and slashes are folded.
+- ``part_too_large`` / ``total_too_large``: a part, or all of them, inflate past the limit.
+- ``inflate_ratio``: the parts inflate too many times the file's size (a zip bomb).
+- ``too_large``: more bytes arrived than the upload limit.
+- ``too_deep``: XML elements nest deeper than the limit.
+- ``too_many_elements``: the package's XML holds more elements than the limit.
+- ``token_too_large``: one XML token (a tag, a comment) runs on past the limit.
+- ``image_too_large``: an image declares more pixels than the limit, or hides its size.
+- ``nested_too_deep``: packages inside packages, deeper than the limit.
+"""
 
 
 class UnsafeFile(Rejection):

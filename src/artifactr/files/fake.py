@@ -24,6 +24,11 @@ and a refused command refuses the whole batch, which changes nothing::
     )
     app.last_results  # ({"paragraph": 0, "start": 0, "end": 5, "text": "Draft"}, ...)
 
+Each call parses and edits in a worker thread, so a large file never stalls the event loop,
+builds at most ``max_elements`` XML elements (:data:`DEFAULT_MAX_ELEMENTS`), so memory stays
+bounded, and answers :class:`~artifactr.files.errors.AppTimeout` at its deadline, when the
+thread is told to stop at its next element.
+
 Tests make it fail on purpose: ``FakeApp(fail={"apply": "timeout"})`` fails every call of an
 operation, ``app.fail_next("crashed")`` only the next one; ``delay`` makes it slow and
 ``max_size`` refuses large files. A timeout waits until the deadline before it raises, so the
@@ -43,7 +48,7 @@ from typing import Literal
 
 from pydantic import JsonValue
 
-from artifactr.files._docx import Document, Package, Paragraph, Track, stamp_core
+from artifactr.files._docx import Budget, Document, Package, Paragraph, Track, stamp_core
 from artifactr.files.app import (
     EDIT_DEADLINE,
     RENDER_DEADLINE,
@@ -77,6 +82,10 @@ DEFAULT_AUTHOR = "FakeApp User"
 
 DEFAULT_MAX_SIZE = 64 * 1024 * 1024
 """The largest file FakeApp takes, in bytes; its parts may inflate to eight times that."""
+
+DEFAULT_MAX_ELEMENTS = 500_000
+"""The most XML elements FakeApp builds for one file: a few hundred pages hold a tenth of it.
+Parsed, an element takes about 150 bytes, so a file's parts take at most about 75 MiB."""
 
 CHARS_PER_LINE = 90
 """How many characters FakeApp lays out on a line."""
@@ -520,6 +529,8 @@ class FakeApp:
         delay: Seconds each ``apply``, ``inspect`` and ``render`` takes; over the deadline, it
             times out at the deadline.
         max_size: The largest file it takes, in bytes; a larger one raises ``AppTooLarge``.
+        max_elements: The most XML elements it builds for one file; more raise
+            ``AppTooLarge`` as soon as they are met, before they take memory.
         author: Who edits when ``apply`` names nobody.
         clock: The time it stamps saves, changes and comments with.
     """
@@ -531,6 +542,7 @@ class FakeApp:
         fail: Mapping[Operation, FailureKind] | None = None,
         delay: float = 0.0,
         max_size: int = DEFAULT_MAX_SIZE,
+        max_elements: int = DEFAULT_MAX_ELEMENTS,
         author: str = DEFAULT_AUTHOR,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
@@ -539,6 +551,7 @@ class FakeApp:
         self._pending: list[tuple[Operation | None, FailureKind]] = []
         self._delay = delay
         self._max_size = max_size
+        self._max_elements = max_elements
         self._author = author
         self._clock = clock
         self._about = About(app=name, version=VERSION, build="stdlib")
@@ -564,7 +577,8 @@ class FakeApp:
                 return kind
         return self._fail.get(operation)
 
-    async def _enter(self, operation: Operation, source: Source, deadline: float) -> None:
+    async def _enter(self, operation: Operation, source: Source, deadline: float) -> float:
+        """Fail or wait as told, check the size; return the seconds left of the deadline."""
         kind = self._failure(operation)
         if kind == "timeout" or self._delay > deadline:
             await asyncio.sleep(max(deadline, 0.0))
@@ -577,9 +591,25 @@ class FakeApp:
             raise AppTooLarge(
                 f"the file is {size} bytes, over the fake app's limit of {self._max_size}"
             )
+        return deadline - self._delay
 
-    def _open(self, source: Source) -> Document:
-        return Document(Package(source, max_inflated=8 * self._max_size))
+    async def _off_loop[T](self, seconds: float, work: Callable[[Budget], T]) -> T:
+        """Run ``work`` in a thread, so the event loop goes on; stop it at the deadline.
+
+        Parsing a large file takes seconds of CPU: on the loop it would stall every other
+        request. At the deadline the call raises :class:`AppTimeout`, and the thread, which
+        can't be killed, stops at its next XML element.
+        """
+        budget = Budget(self._max_elements)
+        try:
+            async with asyncio.timeout(seconds):
+                return await asyncio.to_thread(work, budget)
+        except TimeoutError:
+            budget.stop()
+            raise AppTimeout(f"the fake app did not answer within {seconds:g} s") from None
+
+    def _open(self, source: Source, budget: Budget) -> Document:
+        return Document(Package(source, max_inflated=8 * self._max_size, budget=budget))
 
     async def apply(
         self,
@@ -598,16 +628,20 @@ class FakeApp:
             AppCrashed: If told to.
             AppTooLarge: If the file is over ``max_size``, or told to.
         """
-        await self._enter("apply", source, deadline)
+        left = await self._enter("apply", source, deadline)
         who = (author or "").strip() or self._author
         now = self._clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-        document = self._open(source)
-        session = _Session(document, Track(who, now))
-        results = tuple(self._run(session, command) for command in commands)
-        stamp_core(document.package, who, now)
-        content = document.package.save()
-        self.last_results = results
-        return Edited(content=content, inspection=self._inspect(content))
+
+        def work(budget: Budget) -> Edited:
+            document = self._open(source, budget)
+            session = _Session(document, Track(who, now))
+            results = tuple(self._run(session, command) for command in commands)
+            stamp_core(document.package, who, now)
+            content = document.package.save()
+            self.last_results = results
+            return Edited(content=content, inspection=self._inspect(content, budget.again()))
+
+        return await self._off_loop(left, work)
 
     def _run(self, session: _Session, command: AppCommand) -> dict[str, JsonValue]:
         spec = _COMMANDS.get(command.command)
@@ -625,11 +659,11 @@ class FakeApp:
             AppRefused: If the file is not a .docx, or told to.
             AppFailure: As :meth:`apply`.
         """
-        await self._enter("inspect", source, deadline)
-        return self._inspect(source)
+        left = await self._enter("inspect", source, deadline)
+        return await self._off_loop(left, lambda budget: self._inspect(source, budget))
 
-    def _inspect(self, source: Source) -> Inspection:
-        document = self._open(source)
+    def _inspect(self, source: Source, budget: Budget) -> Inspection:
+        document = self._open(source, budget)
         try:
             # It screens every part, even those FakeApp never reads (a corrupt thumbnail).
             digest = fingerprint(source)
@@ -684,15 +718,20 @@ class FakeApp:
                 the file is not a .docx.
             AppFailure: As :meth:`apply`.
         """
-        await self._enter("render", source, deadline)
+        left = await self._enter("render", source, deadline)
         if not math.isfinite(scale):
             raise _bad("`scale` must be a number")
-        document = self._open(source)
-        lines = _lines([document.text(paragraph.element) for paragraph in document.paragraphs()])
-        if not 1 <= page <= _page_count(lines):
-            raise AppRefused(f"no page {page}")
-        shown = lines[(page - 1) * LINES_PER_PAGE : page * LINES_PER_PAGE]
-        return _png(shown, min(max(scale, 0.1), 4.0))
+
+        def work(budget: Budget) -> bytes:
+            document = self._open(source, budget)
+            paragraphs = document.paragraphs()
+            lines = _lines([document.text(paragraph.element) for paragraph in paragraphs])
+            if not 1 <= page <= _page_count(lines):
+                raise AppRefused(f"no page {page}")
+            shown = lines[(page - 1) * LINES_PER_PAGE : page * LINES_PER_PAGE]
+            return _png(shown, min(max(scale, 0.1), 4.0))
+
+        return await self._off_loop(left, work)
 
     async def commands(self, query: str = "") -> Sequence[CommandSpec]:
         """Return FakeApp's commands whose id or label contains ``query``, in any case."""

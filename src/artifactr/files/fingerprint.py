@@ -231,6 +231,9 @@ def _parts(stream: IO[bytes], limits: ZipLimits) -> Iterator[tuple[_Part, Iterat
 def _directory(stream: IO[bytes], limits: ZipLimits) -> list[tuple[_Part, int]]:
     # Every figure the directory declares is checked here, before anything is inflated.
     size = stream.seek(0, io.SEEK_END)
+    stream.seek(0)
+    if stream.read(len(_COMPOUND_SIGNATURE)) == _COMPOUND_SIGNATURE:
+        raise _compound(stream, size)
     entries, directory_size, directory_offset, end_offset = _end_record(stream, size)
     if entries > limits.max_entries:
         raise UnsafeFile(
@@ -326,9 +329,12 @@ def _central(table: bytes, at: int) -> tuple[_Part, int]:
     raw = table[name_at:extra_at]
     extra = table[extra_at : extra_at + extra_length]
     size, compressed, offset = _widened(extra, size, compressed, offset)
-    if flags & _ENCRYPTED or method not in (_STORED, _DEFLATED):
-        # OPC allows only stored and deflated parts, never encrypted ones (ECMA-376 part 2).
-        raise UnsafeFile("not_docx", "the archive has an encrypted or unusually compressed part")
+    if flags & _ENCRYPTED:
+        # OPC never encrypts a part (ECMA-376 part 2): a password was set on the zip.
+        raise UnsafeFile("encrypted", _PASSWORD)
+    if method not in (_STORED, _DEFLATED):
+        # OPC allows only stored and deflated parts.
+        raise UnsafeFile("not_docx", "the archive has a part compressed in a way OPC forbids")
     part = _Part(
         name=raw.decode("utf-8" if flags & _UTF8 else "cp437"),
         raw=raw,
@@ -374,6 +380,67 @@ def _check_part(part: _Part, limits: ZipLimits) -> None:
             "inflate_ratio",
             f"{part.name} inflates more than {limits.max_ratio:g} times: a zip bomb",
         )
+
+
+# ─── compound files ───────────────────────────────────────────────────────────
+
+_COMPOUND_SIGNATURE: Final = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"
+_COMPOUND_HEADER: Final = struct.Struct("<30xH16xL")
+_COMPOUND_FAT: Final = struct.Struct("<76x109L")
+_COMPOUND_ENTRY: Final = struct.Struct("<64sH62x")
+_COMPOUND_NEXT: Final = struct.Struct("<L")
+_COMPOUND_LAST: Final = 0xFFFFFFFA
+"""Sector numbers from here on are markers (end of chain, free, allocation table), not sectors."""
+_COMPOUND_SECTORS: Final = 64
+"""The most directory sectors read to find an encrypted package: Word writes one or two."""
+_ENCRYPTED_PACKAGE: Final = "EncryptedPackage"
+"""The stream that holds a password-protected package (MS-OFFCRYPTO 2.3.4.4)."""
+_PASSWORD: Final = (
+    "the document is protected by a password, so it can't be read: open it, remove the "
+    "password (in Word: File, Info, Protect Document, Encrypt with Password, and clear it), "
+    "save it, and upload it again"
+)
+
+
+def _compound(stream: IO[bytes], size: int) -> UnsafeFile:
+    """Return the refusal of an OLE compound file: ``encrypted`` if it holds an encrypted package.
+
+    Word saves a password-protected .docx as a compound file whose ``EncryptedPackage`` stream
+    holds the encrypted zip; a Word 97-2003 .doc is a compound file too, without one. Only the
+    directory's names are read, at most :data:`_COMPOUND_SECTORS` sectors of them, along the
+    chain the first allocation table sectors give.
+    """
+    if _ENCRYPTED_PACKAGE in _compound_names(stream, size):
+        return UnsafeFile("encrypted", _PASSWORD)
+    return UnsafeFile(
+        "not_docx",
+        "the file is an OLE compound file (a Word 97-2003 .doc, or another older Office "
+        "format), not a .docx: save it as a Word document (.docx) and upload that",
+    )
+
+
+def _compound_names(stream: IO[bytes], size: int) -> set[str]:
+    header = _read_at(stream, 0, _COMPOUND_FAT.size, size)
+    shift, sector = _COMPOUND_HEADER.unpack_from(header)
+    if shift not in (9, 12):
+        return set()
+    fat = _COMPOUND_FAT.unpack_from(header)
+    width = 1 << shift
+    names: set[str] = set()
+    for _ in range(_COMPOUND_SECTORS):
+        if sector >= _COMPOUND_LAST:
+            break
+        entries = _read_at(stream, (sector + 1) * width, width, size)
+        for at in range(0, width, _COMPOUND_ENTRY.size):
+            raw, length = _COMPOUND_ENTRY.unpack_from(entries, at)
+            names.add(raw[: max(0, length - 2)].decode("utf-16-le", "replace"))
+        per_sector = width // _COMPOUND_NEXT.size
+        table = fat[sector // per_sector] if sector // per_sector < len(fat) else _COMPOUND_LAST
+        if table >= _COMPOUND_LAST:
+            break
+        at = (table + 1) * width + sector % per_sector * _COMPOUND_NEXT.size
+        (sector,) = _COMPOUND_NEXT.unpack(_read_at(stream, at, _COMPOUND_NEXT.size, size))
+    return names
 
 
 # ─── reading parts ────────────────────────────────────────────────────────────

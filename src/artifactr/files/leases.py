@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Protocol
 
+from artifactr.core import Artifact
 from artifactr.workspace import Access, Scope, Workspace
 
 from artifactr.files.blobs import Clock, utc_now
 from artifactr.files.errors import ArtifactBusy
+from artifactr.files.visibility import visible
 
 EDIT_ACTION = "artifactr:edit_artifact"
 """The action asked before taking, extending or releasing a lease, or checking in."""
@@ -113,7 +115,7 @@ async def lease_artifact(
         Forbidden: If the actor may not edit it.
         ArtifactBusy: If another holder has it.
     """
-    await ws.artifact(artifact_id)
+    await visible(ws, Artifact, artifact_id)
     return await hold_artifact(ws, leases, artifact_id, holder=holder, ttl=ttl)
 
 
@@ -143,7 +145,7 @@ async def artifact_lease(ws: Workspace, leases: Leases, artifact_id: str) -> Art
     Raises:
         NotFound: If the artifact is missing or hidden from the actor.
     """
-    await ws.artifact(artifact_id)
+    await visible(ws, Artifact, artifact_id)
     return await leases.current(scope_of(ws), artifact_id)
 
 
@@ -154,6 +156,6 @@ async def release_artifact(ws: Workspace, leases: Leases, artifact_id: str, *, h
         NotFound: If the artifact is missing or hidden from the actor.
         Forbidden: If the actor may not edit it.
     """
-    await ws.artifact(artifact_id)
+    await visible(ws, Artifact, artifact_id)
     await ws.check(Access(action=EDIT_ACTION, artifact_id=artifact_id))
     return await leases.release(scope_of(ws), artifact_id, holder)

@@ -5,7 +5,8 @@ store. The file is the source of truth; nothing parses it into fields. Every rev
 first is a JSON Patch that tests the content digest it was made from (:mod:`.revisions`).
 """
 
-from typing import Annotated, ClassVar, Literal
+import unicodedata
+from typing import Annotated, ClassVar, Final, Literal
 
 from artifactr.core import Artifact, WritePolicy
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +19,54 @@ MAX_OUTLINE = 4_000
 
 Digest = Annotated[str, Field(pattern=r"^[0-9a-f]{64}$")]
 """A lower-case hexadecimal SHA-256 digest."""
+
+
+MAX_NAME_BYTES: Final = 255
+"""The most UTF-8 bytes a name a download is saved under may take: what file systems hold."""
+
+DIRECTION_CHARACTERS: Final = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
+"""Unicode's bidirectional marks, embeddings, overrides and isolates: U+202E shows
+``invoice\u202excod.docx`` as ``invoicexdoc.exe``."""
+
+_INVISIBLE: Final = frozenset({"Cc", "Cs", "Zl", "Zp"})
+"""Controls, lone surrogates, and line and paragraph separators."""
+
+
+def clean_text(text: str) -> str:
+    """Return a name or summary without control or direction characters, on one line.
+
+    Controls (NUL, escape, tab, newline), lone surrogates, line and paragraph separators and
+    :data:`DIRECTION_CHARACTERS` go; those that separate (tab, newline) become a space, and
+    runs of whitespace one space, trimmed.
+    """
+    kept = "".join(
+        " "
+        if char.isspace()
+        else ""
+        if char in DIRECTION_CHARACTERS or unicodedata.category(char) in _INVISIBLE
+        else char
+        for char in text
+    )
+    return " ".join(kept.split())
+
+
+def saved_name(name: str, *, limit: int = MAX_NAME_BYTES) -> str:
+    """Return a name to save a download under: clean, at most ``limit`` UTF-8 bytes.
+
+    A long name loses the end of its stem, never its extension; a name with nothing left is
+    ``file``.
+    """
+    cleaned = clean_text(name) or "file"
+    if len(cleaned.encode()) <= limit:
+        return cleaned
+    stem, dot, extension = cleaned.rpartition(".")
+    ending = f".{extension}" if dot and stem and len(extension) < limit // 4 else ""
+    if not ending:
+        stem = cleaned
+    room = limit - len(ending.encode())
+    return stem.encode()[:room].decode("utf-8", "ignore").rstrip() + ending
 
 
 class Blob(BaseModel):

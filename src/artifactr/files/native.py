@@ -63,7 +63,7 @@ from artifactr.files.blobs import (
     utc_now,
 )
 from artifactr.files.checkouts import Checkout, Checkouts, Outcome, holder_of
-from artifactr.files.errors import AppCrashed, NotEnabled, UnsafeFile
+from artifactr.files.errors import AppCrashed, ContentDamaged, NotEnabled, UnsafeFile
 from artifactr.files.fingerprint import DEFAULT_LIMITS, ZipLimits, fingerprint
 from artifactr.files.integrations import Integrations
 from artifactr.files.leases import (
@@ -74,9 +74,17 @@ from artifactr.files.leases import (
     hold_artifact,
     scope_of,
 )
-from artifactr.files.manifests import MAX_OUTLINE, Blob, NativeFile, Provenance, WordDocument
+from artifactr.files.manifests import (
+    MAX_OUTLINE,
+    Blob,
+    NativeFile,
+    Provenance,
+    WordDocument,
+    clean_text,
+)
 from artifactr.files.revisions import revision_patch
 from artifactr.files.telemetry import ARTIFACT_ID, TENANT_ID, WORKSPACE_ID, Telemetry
+from artifactr.files.visibility import visible
 
 EDIT_TTL: Final = timedelta(seconds=45)
 """How long an agent's edit holds the file: the app's deadline plus the commit."""
@@ -302,7 +310,7 @@ class NativeFiles:
         Raises:
             NotFound: If there is no such native file or version, or it is hidden.
         """
-        head = await ws.get(NativeFile, artifact_id)
+        head = await visible(ws, NativeFile, artifact_id)
         if version is None or version == head.version:
             return head.version, head.data
         for revision in await ws.revisions(artifact_id):
@@ -310,38 +318,76 @@ class NativeFiles:
                 return version, type(head.data).model_validate(revision.data)
         raise NotFound("version", f"{artifact_id}@{version}")
 
+    async def stored(
+        self, ws: Workspace, artifact_id: str, version: int | None = None
+    ) -> tuple[int, NativeFile, Blob]:
+        """Return a revision's version, manifest, and the store's record of its content.
+
+        A download reports the record's size, digest and type, never the manifest's claim.
+
+        Raises:
+            NotFound: If there is no such native file or version, or it is hidden.
+            ContentDamaged: If the store holds no such bytes for the artifact, or holds them
+                with another size than the manifest names.
+        """
+        number, manifest = await self.manifest(ws, artifact_id, version)
+        return number, manifest, await self._stat(ws, artifact_id, number, manifest.content)
+
     async def content(
         self, ws: Workspace, artifact_id: str, version: int | None = None
     ) -> AsyncIterator[bytes]:
         """Yield a revision's bytes in chunks, in bounded memory.
 
         Raises:
-            NotFound: If there is no such native file, version or blob.
+            NotFound: If there is no such native file or version.
+            ContentDamaged: If the store doesn't hold the bytes its manifest names.
         """
-        _, manifest = await self.manifest(ws, artifact_id, version)
-        async for chunk in self.blobs.read(scope_of(ws), artifact_id, manifest.content.sha256):
+        _, _, record = await self.stored(ws, artifact_id, version)
+        async for chunk in self.blobs.read(scope_of(ws), artifact_id, record.sha256):
             yield chunk
 
     async def text(self, ws: Workspace, artifact_id: str, version: int | None = None) -> str:
-        """Return a revision's plain text ("" if the app read none)."""
-        _, manifest = await self.manifest(ws, artifact_id, version)
-        data = await self._blob(ws, artifact_id, manifest.text)
+        """Return a revision's plain text ("" if the app read none).
+
+        Raises:
+            NotFound: If there is no such native file or version.
+            ContentDamaged: If the store doesn't hold the text its manifest names.
+        """
+        number, manifest = await self.manifest(ws, artifact_id, version)
+        data = await self._blob(ws, artifact_id, number, manifest.text)
         return data.decode()
 
     async def review(
         self, ws: Workspace, artifact_id: str, version: int | None = None
     ) -> list[ReviewItem]:
-        """Return a revision's comments and tracked changes, as the app gave them."""
-        _, manifest = await self.manifest(ws, artifact_id, version)
-        data = await self._blob(ws, artifact_id, manifest.review)
+        """Return a revision's comments and tracked changes, as the app gave them.
+
+        Raises:
+            NotFound: If there is no such native file or version.
+            ContentDamaged: If the store doesn't hold the review its manifest names.
+        """
+        number, manifest = await self.manifest(ws, artifact_id, version)
+        data = await self._blob(ws, artifact_id, number, manifest.review)
         return _REVIEW.validate_json(data) if data else []
 
-    async def _blob(self, ws: Workspace, artifact_id: str, blob: Blob | None) -> bytes:
+    async def _stat(self, ws: Workspace, artifact_id: str, version: int, blob: Blob) -> Blob:
+        record = await self.blobs.stat(scope_of(ws), artifact_id, blob.sha256)
+        if record is None:
+            raise ContentDamaged(artifact_id, version, blob.sha256, "missing")
+        if record.size != blob.size:
+            raise ContentDamaged(artifact_id, version, blob.sha256, "size")
+        return record
+
+    async def _blob(
+        self, ws: Workspace, artifact_id: str, version: int, blob: Blob | None
+    ) -> bytes:
         if blob is None:
             return b""
         data = await self.blobs.get(scope_of(ws), artifact_id, blob.sha256)
         if data is None:
-            raise NotFound("blob", blob.sha256)
+            raise ContentDamaged(artifact_id, version, blob.sha256, "missing")
+        if len(data) != blob.size:
+            raise ContentDamaged(artifact_id, version, blob.sha256, "size")
         return data
 
     async def render(
@@ -361,6 +407,7 @@ class NativeFiles:
         Raises:
             ValidationFailed: If the page or the scale is out of range.
             NotFound: If there is no such native file or version.
+            ContentDamaged: If the store doesn't hold the bytes its manifest names.
             AppRefused: If there is no such page.
             AppFailure: If the app fails otherwise.
         """
@@ -374,13 +421,13 @@ class NativeFiles:
         if problems:
             raise ValidationFailed("the page can't be rendered", problems)
         scale = round(scale * SCALE_STEPS) / SCALE_STEPS
-        _, manifest = await self.manifest(ws, artifact_id, version)
+        number, manifest, _ = await self.stored(ws, artifact_id, version)
         sha = manifest.content.sha256
         key = RenderKey(ws.tenant_id, ws.workspace_id, artifact_id, sha, page, scale, self._build)
         cached = await self._renders.get(key)
         if cached is not None:
             return cached
-        source = await self._blob(ws, artifact_id, manifest.content)
+        source = await self._blob(ws, artifact_id, number, manifest.content)
         attributes = {"artifactr.files.page": page, "artifactr.files.content.sha256": sha}
         with self._telemetry.operation(
             "render", self._scoped(ws, artifact_id), {**attributes, BYTES_IN: len(source)}
@@ -416,7 +463,7 @@ class NativeFiles:
         try:
             if record is None:
                 raise NotFound("checkout", checkout_id)
-            await ws.get(NativeFile, record.artifact_id)
+            await visible(ws, NativeFile, record.artifact_id)
         except NotFound:
             # A check-out of a file hidden from the actor is answered as a missing check-out,
             # so its id tells nothing about the file.
@@ -446,6 +493,7 @@ class NativeFiles:
             AppFailure: If the app can't read it.
         """
         await self._require_enabled(ws)
+        name = clean_text(name)
         artifact_type = self._type_for(name, media_type)
         media = media_type or next(iter(sorted(artifact_type.formats)))
         incoming = await spool(data, limit=self._max_size)
@@ -522,7 +570,7 @@ class NativeFiles:
         summary: str | None,
         thread_id: str | None,
     ) -> Applied | Proposed | Unchanged:
-        source = await self._blob(ws, artifact_id, manifest.content)
+        source = await self._blob(ws, artifact_id, version, manifest.content)
         scoped = self._scoped(ws, artifact_id)
         attributes = {
             "artifactr.files.commands": len(batch),
@@ -691,6 +739,7 @@ class NativeFiles:
             UnsafeFile: If the file is not a package or is hostile.
             AppFailure: If the app can't read it.
         """
+        summary = clean_text(summary or "") or None
         record = await self.checkout(ws, checkout_id)
         await self._require_enabled(ws)
         incoming = await spool(data, limit=self._max_size)

@@ -19,8 +19,8 @@ strong ``ETag``.
 Refusals answer as artifactr's router does: ``{"detail": rejection.payload()}`` with the
 rejection's status from ``STATUS_CODES`` (else 400). The package's own map to their own:
 :class:`~artifactr.files.errors.ArtifactBusy` 409 with the lease, ``NotEnabled`` 403,
-``FileTooLarge`` 413, ``UnsafeFile`` and ``AppRefused`` 422; an app that times out is 504, one
-that crashes 502, and a file too large for the app 413.
+``FileTooLarge`` 413, ``UnsafeFile`` and ``AppRefused`` 422, ``ContentDamaged`` 409; an app
+that times out is 504, one that crashes 502, and a file too large for the app 413.
 """
 
 import hashlib
@@ -40,7 +40,7 @@ from pydantic import BaseModel, ConfigDict
 from artifactr.files.checkouts import Checkout, State
 from artifactr.files.errors import AppFailure, FailureKind, FileTooLarge
 from artifactr.files.leases import scope_of
-from artifactr.files.manifests import DOCX, NativeFile
+from artifactr.files.manifests import DOCX, Blob, saved_name
 from artifactr.files.native import CheckedIn, NativeFiles
 
 MAX_INT: Final = 2**31 - 1
@@ -73,7 +73,12 @@ PagePath = Annotated[int, Path(ge=1, le=MAX_INT)]
 """A page in a path, from 1."""
 
 _REFUSED: Final = REFUSALS[400]["model"]
-_STATUSES: Final = {**STATUS_CODES, "unsafe_file": 422, "app_refused": 422}
+_STATUSES: Final = {
+    **STATUS_CODES,
+    "unsafe_file": 422,
+    "app_refused": 422,
+    "content_damaged": 409,
+}
 _APP_STATUSES: Final[dict[FailureKind, int]] = {
     "timeout": 504,
     "crashed": 502,
@@ -290,7 +295,7 @@ def files_router(
                 "description": "The revision's bytes",
             },
             304: {"headers": _ETAG, "description": "Not modified: the ETag matches"},
-            **_refusals(404, 422),
+            **_refusals(404, 409, 422),
         },
     )
     async def download_file(
@@ -301,16 +306,18 @@ def files_router(
     ) -> Response:
         """Stream a revision's bytes, with its content digest as a strong ``ETag``.
 
-        ``If-None-Match`` with that tag answers 304 with no body.
+        Size, digest and type are the blob store's record, never the manifest's claim; a
+        manifest that names bytes the store doesn't hold so is refused as ``content_damaged``
+        (409). ``If-None-Match`` with that tag answers 304 with no body.
         """
-        _, manifest = await _or_http(files.manifest(ws, artifact_id, version))
-        headers = _file_headers(manifest)
+        _, manifest, record = await _or_http(files.stored(ws, artifact_id, version))
+        headers = _file_headers(manifest.name, record)
         if _matches(request, headers["ETag"]):
             return Response(status_code=304, headers=_cache_headers(headers["ETag"]))
-        chunks = files.content(ws, artifact_id, version)
+        chunks = files.blobs.read(scope_of(ws), artifact_id, record.sha256)
         first = await _or_http(anext(chunks, b""))
         return StreamingResponse(
-            _chained(first, chunks), media_type=manifest.content.media_type, headers=headers
+            _chained(first, chunks), media_type=record.media_type, headers=headers
         )
 
     @router.head(
@@ -319,7 +326,7 @@ def files_router(
         responses={
             200: {"headers": _FILE, "description": "The revision's headers, without its bytes"},
             304: {"headers": _ETAG, "description": "Not modified: the ETag matches"},
-            **_refusals(404, 422),
+            **_refusals(404, 409, 422),
         },
     )
     async def file_headers(
@@ -329,11 +336,11 @@ def files_router(
         ws: Workspace = current,
     ) -> Response:
         """Answer as the download would, without its bytes: its size, type and ``ETag``."""
-        _, manifest = await _or_http(files.manifest(ws, artifact_id, version))
-        headers = _file_headers(manifest)
+        _, manifest, record = await _or_http(files.stored(ws, artifact_id, version))
+        headers = _file_headers(manifest.name, record)
         if _matches(request, headers["ETag"]):
             return Response(status_code=304, headers=_cache_headers(headers["ETag"]))
-        return Response(media_type=manifest.content.media_type, headers=headers)
+        return Response(media_type=record.media_type, headers=headers)
 
     @router.get(
         "/{artifact_id}/versions/{version}/pages/{page}",
@@ -345,7 +352,7 @@ def files_router(
                 "description": "The page as a PNG",
             },
             304: {"headers": _ETAG, "description": "Not modified: the ETag matches"},
-            **_refusals(404, 413, 422, 502, 504),
+            **_refusals(404, 409, 413, 422, 502, 504),
         },
     )
     async def file_page(
@@ -500,11 +507,14 @@ def _media_type(request: Request) -> str | None:
 def content_disposition(name: str) -> str:
     """Return a ``Content-Disposition`` that saves a file as ``name`` (RFC 6266, RFC 5987).
 
-    ``filename`` is an ASCII fallback, with anything else replaced by ``_``; ``filename*`` is
-    the name itself, in UTF-8, percent-encoded.
+    The name is cleaned first (:func:`~artifactr.files.manifests.saved_name`): no control or
+    direction characters, at most 255 UTF-8 bytes, its extension kept. ``filename`` is an
+    ASCII fallback, with anything else replaced by ``_``; ``filename*`` is the name itself, in
+    UTF-8, percent-encoded.
     """
+    name = saved_name(name)
     fallback = "".join(c if " " <= c <= "~" and c not in '"\\%' else "_" for c in name)
-    encoded = quote(name.encode("utf-8", "replace"), safe=_ATTR_CHARS)
+    encoded = quote(name.encode(), safe=_ATTR_CHARS)
     return f"attachment; filename=\"{fallback}\"; filename*=UTF-8''{encoded}"
 
 
@@ -512,11 +522,12 @@ def _cache_headers(etag: str) -> dict[str, str]:
     return {"ETag": etag, "Cache-Control": CACHE_CONTROL, "X-Content-Type-Options": "nosniff"}
 
 
-def _file_headers(manifest: NativeFile) -> dict[str, str]:
+def _file_headers(name: str, record: Blob) -> dict[str, str]:
+    # Size, digest and type are the store's record of the bytes, never the manifest's claim.
     return {
-        **_cache_headers(f'"{manifest.content.sha256}"'),
-        "Content-Length": str(manifest.content.size),
-        "Content-Disposition": content_disposition(manifest.name),
+        **_cache_headers(f'"{record.sha256}"'),
+        "Content-Length": str(record.size),
+        "Content-Disposition": content_disposition(name),
         "Accept-Ranges": "none",
     }
 

@@ -52,7 +52,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from artifactr.agent import Session, describe_outcome
-from artifactr.core import Forbidden, NotFound, SetFocus
+from artifactr.core import Artifact, Forbidden, NotFound, SetFocus
 from artifactr.workspace import Workspace
 from pydantic_ai import (
     BinaryContent,
@@ -69,6 +69,7 @@ from artifactr.files.errors import AppFailure, AppRefused, ArtifactBusy
 from artifactr.files.leases import ArtifactLease, scope_of
 from artifactr.files.manifests import NativeFile
 from artifactr.files.native import NativeFiles, Unchanged
+from artifactr.files.visibility import visible
 
 READ_CHARS: Final = 8_000
 """How many characters of a file's text ``read_native`` gives a call."""
@@ -321,7 +322,7 @@ async def _native(
 ) -> _Head | None:
     """Return the native file's head, or None with what is wrong added to ``problems``."""
     try:
-        artifact = await ws.artifact(artifact_id)
+        artifact = await visible(ws, Artifact, artifact_id)
     except NotFound:
         problems.append(
             f"artifact_id: there is no artifact {artifact_id!r} here; list_artifacts lists them"

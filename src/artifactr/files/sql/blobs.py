@@ -296,6 +296,18 @@ class SqlBlobs:
         data = b"".join(chunk for _, chunk in rows if chunk)
         return data if len(data) == rows[0].size else None
 
+    @finished
+    async def stat(self, scope: Scope, artifact_id: str, sha256: str) -> Blob | None:
+        """Return a blob's record, or None; see :meth:`artifactr.files.blobs.Blobs.stat`."""
+        async with self._sessions.read(scope.tenant_id) as connection:
+            found = await connection.execute(
+                select(BlobRow.size, BlobRow.media_type).where(*_blob(scope, artifact_id, sha256))
+            )
+            row = found.first()
+        if row is None:
+            return None
+        return Blob(sha256=sha256, size=row.size, media_type=row.media_type)
+
     async def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
         """Yield a blob's bytes in chunks of at most ``CHUNK_SIZE``, in bounded memory.
 

@@ -24,6 +24,7 @@ WORDCRAFT = CORE | {"mcp", "httpx2", "anyio"}
 LAYERS: dict[str, set[str]] = {
     "__init__": CORE,
     "_docx": CORE,
+    "answers": CORE,
     "app": CORE,
     "blobs": CORE,
     "checkouts": CORE,
@@ -38,6 +39,7 @@ LAYERS: dict[str, set[str]] = {
     "native": CORE,
     "revisions": CORE,
     "telemetry": CORE,
+    "wording": CORE,
     "tools": CORE | {"artifactr.agent", "pydantic_ai"},
     "router": CORE | {"fastapi", "starlette", "artifactr.fastapi"},
     "editor": CORE | {"starlette"},

@@ -2,8 +2,9 @@
 
 The core imports only artifactr's public API (``artifactr``, ``artifactr.core``,
 ``artifactr.workspace``), the standard library, pydantic and OpenTelemetry's API. Adapters import
-inward. Only the tools module imports ``artifactr.agent`` and pydantic-ai; only the router
-imports FastAPI. A module this table doesn't list fails the test, so a new one must be placed.
+inward. Only the tools module imports pydantic-ai, and only the MCP module ``artifactr.mcp`` and
+the MCP SDK's server; only the router imports FastAPI. A module this table doesn't list fails the
+test, so a new one must be placed.
 """
 
 import ast
@@ -36,6 +37,7 @@ LAYERS: dict[str, set[str]] = {
     "integrations": CORE,
     "leases": CORE,
     "manifests": CORE,
+    "mcp": CORE | {"artifactr.mcp", "artifactr.agent", "mcp"},
     "native": CORE,
     "revisions": CORE,
     "telemetry": CORE,
@@ -52,7 +54,7 @@ LAYERS: dict[str, set[str]] = {
 }
 """Each module (or subpackage, by its first name) and the outside modules it may import."""
 
-INNER_ONLY = {"tools", "router", "sql", "wordcraft", "demo", "editor", "migrations", "serve"}
+INNER_ONLY = {"tools", "mcp", "router", "sql", "wordcraft", "demo", "editor", "migrations", "serve"}
 """Outer layers: no other module of the package may import them, except the demo."""
 
 
@@ -106,7 +108,7 @@ def test_the_core_reaches_artifactr_only_through_its_public_api() -> None:
     private = sorted(
         f"{path.name}: {name}"
         for layer, path in modules()
-        if layer not in {"sql", "migrations", "tools", "router", "demo", "serve"}
+        if layer not in {"sql", "migrations", "tools", "mcp", "router", "demo", "serve"}
         for name in imports(path)
         if name.startswith("artifactr.")
         and not name.startswith("artifactr.files")

@@ -45,7 +45,7 @@ The tools' work and words are :mod:`artifactr.files.answers` and :mod:`artifactr
 which the MCP server's tools (:mod:`artifactr.files.mcp`) share (ADR-0012): this module only
 turns their answers and refusals into pydantic-ai's.
 
-This is the only module of artifactr.files that imports pydantic-ai.
+Of the library's modules, only this one imports pydantic-ai (the demo and ``serve`` aside).
 """
 
 import contextlib

@@ -8,7 +8,8 @@ content digest it was made from (RFC-0003, ADR-0006)::
     from artifactr.files import NativeFiles, WordDocument, integration_gate
 
 Extras: ``sql``/``sqlite``/``postgres`` (:mod:`artifactr.files.sql`), ``fastapi``
-(:mod:`artifactr.files.router`), ``worker`` (:mod:`artifactr.files.wordcraft`).
+(:mod:`artifactr.files.router`), ``worker`` (:mod:`artifactr.files.wordcraft`), ``mcp``
+(:mod:`artifactr.files.mcp`).
 """
 
 from artifactr.files.app import (

@@ -35,6 +35,7 @@ from artifactr.core import (
     Proposed,
     ValidationFailed,
     VersionConflict,
+    apply_patch,
     new_artifact_id,
     new_id,
 )
@@ -350,17 +351,77 @@ class NativeFiles:
             AppRefused: If there is no such page.
             AppFailure: If the app fails otherwise.
         """
-        problems: list[JsonValue] = []
-        if not 1 <= page <= MAX_PAGE:
-            message = f"a page is a number from 1 to {MAX_PAGE}"
-            problems.append({"loc": ["page"], "msg": message, "type": "out_of_range"})
-        if not MIN_SCALE <= scale <= MAX_SCALE:
-            message = f"a scale is from {MIN_SCALE} to {MAX_SCALE}"
-            problems.append({"loc": ["scale"], "msg": message, "type": "out_of_range"})
-        if problems:
-            raise ValidationFailed("the page can't be rendered", problems)
-        scale = round(scale * SCALE_STEPS) / SCALE_STEPS
+        _check_page(page, scale)
         _, manifest = await self.manifest(ws, artifact_id, version)
+        return await self._render(ws, artifact_id, manifest, page, scale)
+
+    # ─── proposals ────────────────────────────────────────────────────────────
+
+    async def proposed(
+        self, ws: Workspace, artifact_id: str, proposal_id: str
+    ) -> tuple[int, NativeFile, NativeFile]:
+        """Return a pending proposal's base version, base manifest and the manifest it makes.
+
+        The proposal's patch is applied to its base, as accepting it at once would.
+
+        Raises:
+            NotFound: If the file or the proposal is missing or hidden, or the proposal is not
+                a pending edit of this file.
+            PatchFailed: If its patch doesn't apply to its base.
+        """
+        await ws.get(NativeFile, artifact_id)
+        proposal = await ws.proposal(proposal_id) if 0 < len(proposal_id) <= MAX_ID else None
+        change = None if proposal is None else proposal.change
+        if (
+            proposal is None
+            or proposal.status != "pending"
+            or not isinstance(change, EditArtifact)
+            or change.artifact_id != artifact_id
+        ):
+            raise NotFound("proposal", proposal_id)
+        version, base = await self.manifest(ws, artifact_id, change.base_version)
+        data = apply_patch(base.model_dump(mode="json"), change.patch)
+        return version, base, type(base).model_validate(data)
+
+    async def proposal_text(self, ws: Workspace, artifact_id: str, proposal_id: str) -> str:
+        """Return the plain text a pending proposal would make ("" if the app read none).
+
+        Raises:
+            NotFound: As :meth:`proposed`.
+        """
+        _, _, manifest = await self.proposed(ws, artifact_id, proposal_id)
+        return (await self._blob(ws, artifact_id, manifest.text)).decode()
+
+    async def proposal_review(
+        self, ws: Workspace, artifact_id: str, proposal_id: str
+    ) -> list[ReviewItem]:
+        """Return the comments and tracked changes a pending proposal would make.
+
+        Raises:
+            NotFound: As :meth:`proposed`.
+        """
+        _, _, manifest = await self.proposed(ws, artifact_id, proposal_id)
+        data = await self._blob(ws, artifact_id, manifest.review)
+        return _REVIEW.validate_json(data) if data else []
+
+    async def render_proposal(
+        self, ws: Workspace, artifact_id: str, proposal_id: str, page: int, *, scale: float = 1.0
+    ) -> bytes:
+        """Return a page of the file a pending proposal would make, as :meth:`render` does.
+
+        Raises:
+            ValidationFailed: If the page or the scale is out of range.
+            NotFound: As :meth:`proposed`.
+            AppFailure: As :meth:`render`.
+        """
+        _check_page(page, scale)
+        _, _, manifest = await self.proposed(ws, artifact_id, proposal_id)
+        return await self._render(ws, artifact_id, manifest, page, scale)
+
+    async def _render(
+        self, ws: Workspace, artifact_id: str, manifest: NativeFile, page: int, scale: float
+    ) -> bytes:
+        scale = round(scale * SCALE_STEPS) / SCALE_STEPS
         sha = manifest.content.sha256
         key = RenderKey(ws.tenant_id, ws.workspace_id, artifact_id, sha, page, scale, self._build)
         cached = await self._renders.get(key)
@@ -904,3 +965,15 @@ def _digests(data: JsonValue) -> Iterable[str]:
     elif isinstance(data, list):
         for value in data:
             yield from _digests(value)
+
+
+def _check_page(page: int, scale: float) -> None:
+    problems: list[JsonValue] = []
+    if not 1 <= page <= MAX_PAGE:
+        message = f"a page is a number from 1 to {MAX_PAGE}"
+        problems.append({"loc": ["page"], "msg": message, "type": "out_of_range"})
+    if not MIN_SCALE <= scale <= MAX_SCALE:
+        message = f"a scale is from {MIN_SCALE} to {MAX_SCALE}"
+        problems.append({"loc": ["scale"], "msg": message, "type": "out_of_range"})
+    if problems:
+        raise ValidationFailed("the page can't be rendered", problems)

@@ -24,6 +24,7 @@ import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Final
 
 import uvicorn
 from artifactr import AgentActor, Runner, Session, UserActor, Workspaces
@@ -33,15 +34,18 @@ from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
 from artifactr.workspace import ACTIONS
 from fastapi import FastAPI
 from fastapi.requests import HTTPConnection
+from fastapi.responses import RedirectResponse
 from grantr import Agent as GrantrAgent
 from grantr import Grants, InMemoryStorage, Resource, ServicePrincipal, Subject, User
 from pydantic_ai import Agent
 
+from artifactr.files.app import AppCommand
 from artifactr.files.documents import build_docx
 from artifactr.files.fake import FakeApp
 from artifactr.files.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.manifests import DOCX, WordDocument
 from artifactr.files.native import NativeFiles
+from artifactr.files.portal import PERSON_COOKIE, Person, portal_router
 from artifactr.files.router import files_router
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
@@ -64,6 +68,19 @@ READER = UserActor(id="rita", name="Rita")
 EDITOR = UserActor(id="eddie", name="Eddie")
 """An ``editor`` of the workspace: he uploaded the document, and checks it out and in."""
 
+SECOND_EDITOR = UserActor(id="erin", name="Erin")
+"""Another ``editor``: she sees who holds the file, and decides on proposals."""
+
+PEOPLE = (
+    Person(id=READER.id, name="Rita", role="viewer"),
+    Person(id=EDITOR.id, name="Eddie", role="editor"),
+    Person(id=SECOND_EDITOR.id, name="Erin", role="editor"),
+)
+"""Whom the page offers to act as."""
+
+ASSISTANT = AgentActor(thread_id="thr_seed", run_id="run_seed", on_behalf_of=UserActor(id="olive"))
+"""An agent's run for olive, whose seeded edit is a proposal waiting for an editor."""
+
 OWNER = "olive"
 """The tenant's owner, who granted the two people their roles at start-up."""
 
@@ -80,14 +97,17 @@ def _say(line: str) -> None:
 
 
 async def resolve_actor(connection: HTTPConnection) -> tuple[str, Actor]:
-    """Return the caller named by the ``x-user`` header, as a person.
+    """Return the caller named by the ``x-user`` header, else the page's chosen person.
+
+    Neither is authentication: anyone may name anyone.
 
     Raises:
-        Unauthorized: If the header is missing or empty.
+        Unauthorized: If neither names anyone.
     """
     user = connection.headers.get("x-user", "").strip()
+    user = user or connection.cookies.get(PERSON_COOKIE, "").strip()
     if not user:
-        raise Unauthorized("name yourself with an x-user header")
+        raise Unauthorized("name yourself with an x-user header, or choose a person on the page")
     return TENANT, UserActor(id=user, name=user.title())
 
 
@@ -112,10 +132,37 @@ async def grant_people(grants: Grants) -> None:
     await grants.provision_tenant(TENANT, owner=OWNER)
     owner = User(id=OWNER)
     on = Resource(kind="workspace", workspace=WORKSPACE)
-    for person, role in ((READER, "viewer"), (EDITOR, "editor")):
+    for person, role in ((READER, "viewer"), (EDITOR, "editor"), (SECOND_EDITOR, "editor")):
         user = User(id=person.id)
         await grants.add_member(TENANT, user, by=owner)
         await grants.grant(TENANT, role, on=on, to=user, by=owner)
+
+
+CONTRACT: Final = (
+    ("Title", "Services agreement"),
+    ("Heading1", "Parties"),
+    "This agreement is made between the Supplier and the Customer named below.",
+    ("Heading1", "Services"),
+    *(
+        f"Clause {n}. The Supplier provides the services described in schedule {n}, on the "
+        "terms of this agreement, with the care and skill of a diligent supplier."
+        for n in range(1, 41)
+    ),
+    ("Heading1", "Payment"),
+    "The Customer pays each invoice within thirty days.",
+    ("Heading1", "Term"),
+    "Draft terms for review.",
+)
+"""The document it seeds without the corpus: two pages at FakeApp's layout."""
+
+SUGGESTION: Final = (
+    AppCommand(command="caret.docEnd"),
+    AppCommand(command="text.newParagraph"),
+    AppCommand(command="text.insert", params={"text": "Invoices are paid within fourteen days."}),
+    AppCommand(command="select.text", params={"text": "fourteen days"}),
+    AppCommand(command="review.newComment", params={"text": "Shorter terms, as agreed."}),
+)
+"""The assistant's seeded edit, a proposal on any document: a payment term, commented."""
 
 
 def seed_document(corpus: Path = CORPUS) -> tuple[str, bytes]:
@@ -123,8 +170,7 @@ def seed_document(corpus: Path = CORPUS) -> tuple[str, bytes]:
     path = corpus / DOCUMENT
     if path.is_file():
         return DOCUMENT, path.read_bytes()
-    paragraphs = (("Title", "Contract"), ("Heading1", "Terms"), "Draft terms for review.")
-    return "contract.docx", build_docx(paragraphs)
+    return "contract.docx", build_docx(CONTRACT)
 
 
 async def _once(data: bytes) -> AsyncIterator[bytes]:
@@ -180,6 +226,8 @@ def create_app(
         name, data = seed_document(corpus)
         outcome = await files.upload(ws, name, _once(data), media_type=DOCX)
         assert isinstance(outcome, Applied), "a person's upload is applied"
+        assistant = await workspaces.open(TENANT, WORKSPACE, actor=ASSISTANT)
+        await files.edit(assistant, outcome.artifact_id, base_version=1, commands=SUGGESTION)
         _instructions(say, base_url, f"{WORKSPACE}/files/{outcome.artifact_id}", name)
         try:
             yield
@@ -190,6 +238,20 @@ def create_app(
     app = FastAPI(title="artifactr.files", lifespan=lifespan)
     app.include_router(artifactr_router(workspaces, runner, resolve_actor=resolve_actor))
     app.include_router(files_router(files, workspaces, resolve_actor=resolve_actor))
+    app.include_router(
+        portal_router(
+            files,
+            workspaces,
+            resolve_actor=resolve_actor,
+            people=PEOPLE,
+            workspace_ids=[WORKSPACE],
+        )
+    )
+
+    @app.get("/", include_in_schema=False)
+    async def front() -> RedirectResponse:
+        return RedirectResponse(f"/portal/workspaces/{WORKSPACE}/files", status_code=303)
+
     return app
 
 

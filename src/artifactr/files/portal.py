@@ -30,7 +30,6 @@ from urllib.parse import quote, urlencode
 
 from artifactr.core import (
     Actor,
-    AgentActor,
     EditArtifact,
     Proposal,
     Rejection,
@@ -45,7 +44,7 @@ from pydantic import BaseModel, ConfigDict
 from starlette.datastructures import UploadFile
 
 from artifactr.files.blobs import CHUNK_SIZE
-from artifactr.files.diff import FileDiff, proposal_diff, revision_diff
+from artifactr.files.diff import DiffLimits, FileDiff, proposal_diff, revision_diff
 from artifactr.files.errors import AppFailure
 from artifactr.files.manifests import NativeFile
 from artifactr.files.native import CheckedIn, NativeFiles
@@ -147,14 +146,6 @@ def _size(size: int) -> str:
     return f"{size / 1024 / 1024:.1f} MiB"
 
 
-def _person_of(actor: Actor) -> str:
-    match actor:
-        case AgentActor(on_behalf_of=UserActor() as person):
-            return person.participant
-        case _:
-            return actor.participant
-
-
 # ─── the router ───────────────────────────────────────────────────────────────
 
 
@@ -165,6 +156,7 @@ def portal_router(
     resolve_actor: ResolveActor,
     people: Sequence[Person],
     workspace_ids: Sequence[str],
+    limits: DiffLimits | None = None,
 ) -> APIRouter:
     """Return the portal's routes, under ``/portal``: the pages people use.
 
@@ -175,6 +167,7 @@ def portal_router(
             the choice of person.
         people: Whom the page offers to act as.
         workspace_ids: The workspaces its first page lists.
+        limits: The bounds of the diffs it shows; the defaults if None.
     """
     router = APIRouter(prefix="/portal", include_in_schema=False)
     names = {f"user:{person.id}": person.name for person in people}
@@ -217,7 +210,8 @@ def portal_router(
             + "</head><body>"
         )
         home = request.url_for("portal_home").path
-        bar = f'<header><a href="{_e(home)}">artifactr.files</a>{chooser(request, current, back or _here(request))}</header>'
+        switch = chooser(request, current, back or _here(request))
+        bar = f'<header><a href="{_e(home)}">artifactr.files</a>{switch}</header>'
         return HTMLResponse(
             f"{head}{bar}<main>{body}</main></body></html>", status_code=status, headers=_HEADERS
         )
@@ -297,20 +291,16 @@ def portal_router(
         ws = await open_as(request, workspace_id)
         if isinstance(ws, HTMLResponse):
             return ws
-        try:
-            found = await ws.artifacts(NativeFile)
-            rows: list[str] = []
-            for artifact in found:
-                lease = await files.lease(ws, artifact.id)
-                held = "free" if lease is None else f"held by {name_of(_participant(lease.holder))}"
-                link = urls(request, ws).file(artifact.id)
-                rows.append(
-                    f'<tr><td><a href="{_e(link)}">{_e(artifact.data.name)}</a></td>'
-                    f"<td>{_e(_size(artifact.data.content.size))}</td>"
-                    f"<td>{artifact.version}</td><td>{_e(held)}</td></tr>"
-                )
-        except Rejection as rejection:
-            return refused(request, ws.actor, rejection)
+        rows: list[str] = []
+        for artifact in await ws.artifacts(NativeFile):
+            lease = await files.lease(ws, artifact.id)
+            held = "free" if lease is None else f"held by {name_of(_participant(lease.holder))}"
+            link = urls(request, ws).file(artifact.id)
+            rows.append(
+                f'<tr><td><a href="{_e(link)}">{_e(artifact.data.name)}</a></td>'
+                f"<td>{_e(_size(artifact.data.content.size))}</td>"
+                f"<td>{artifact.version}</td><td>{_e(held)}</td></tr>"
+            )
         table = (
             "<table><tr><th>Name</th><th>Size</th><th>Version</th><th>Lease</th></tr>"
             + "".join(rows)
@@ -502,7 +492,7 @@ def portal_router(
         link = urls(request, ws)
         try:
             _, manifest = await files.manifest(ws, artifact_id)
-            found = await revision_diff(files, ws, artifact_id, before, after)
+            found = await revision_diff(files, ws, artifact_id, before, after, limits=limits)
         except (Rejection, AppFailure) as problem:
             return refused(request, ws.actor, problem)
         title = f"{manifest.name}: version {before} to {after}"
@@ -522,7 +512,7 @@ def portal_router(
         link = urls(request, ws)
         try:
             _, manifest = await files.manifest(ws, artifact_id)
-            found = await proposal_diff(files, ws, artifact_id, proposal_id)
+            found = await proposal_diff(files, ws, artifact_id, proposal_id, limits=limits)
             proposal = await ws.proposal(proposal_id)
         except (Rejection, AppFailure) as problem:
             return refused(request, ws.actor, problem)
@@ -607,7 +597,7 @@ def portal_router(
             return await file_page(request, ws, artifact_id, notice)
         try:
             found = await revision_diff(
-                files, ws, artifact_id, outcome.version - 1, outcome.version
+                files, ws, artifact_id, outcome.version - 1, outcome.version, limits=limits
             )
         except (Rejection, AppFailure) as problem:
             return refused(request, ws.actor, problem)
@@ -738,7 +728,7 @@ def _decide(
 ) -> str:
     if not responder:
         return '<span class="muted">you may not decide</span>'
-    if _person_of(proposal.proposed_by) == _person_of(actor):
+    if proposal.proposed_by.participant == actor.participant:
         return '<span class="muted">yours: someone else decides</span>'
     base = f"{link.proposal(artifact_id, proposal.id)}"
     return _button(f"{base}/accept", "Accept") + _button(f"{base}/reject", "Reject", quiet=True)

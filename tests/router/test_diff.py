@@ -6,12 +6,12 @@ the hunks, the comments added, the pages that differ and their renders. A hidden
 as a missing one; a second request renders nothing; the pure bounds are checked directly.
 """
 
-from collections.abc import Sequence
+from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 import pytest
 from artifactr import AgentActor, UserActor
-from artifactr.core import RespondToProposal
+from artifactr.core import RespondToProposal, ValidationFailed
 
 from artifactr.files.app import AppCommand, ReviewItem
 from artifactr.files.diff import (
@@ -277,12 +277,24 @@ def test_review_lists_are_capped_and_a_changed_item_shows_both_sides() -> None:
 async def test_pages_past_the_cap_are_left_uncompared() -> None:
     rendered: list[int] = []
 
-    async def render(page: int) -> bytes:
-        rendered.append(page)
-        return b"same"
+    async def pages(last: int) -> AsyncGenerator[bytes]:
+        for page in range(1, last + 1):
+            rendered.append(page)
+            yield b"same"
 
-    found, compared = await changed_pages((600, render), (600, render), limit=500)
+    found, compared = await changed_pages((600, pages(500)), (600, pages(500)), limit=500)
     assert (found, compared) == ([], 500)
     assert max(rendered) == 500
-    only_after, _ = await changed_pages((0, render), (1, render))
+    only_after, _ = await changed_pages((0, pages(0)), (1, pages(0)))
     assert only_after == [ChangedPage(page=1, before=False, after=True)]
+
+
+async def test_a_revisions_pages_are_rendered_in_turn_and_a_range_past_the_last_is_refused(
+    api: Api,
+) -> None:
+    artifact_id = await api.upload(build_docx(PARAGRAPHS))
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    with pytest.raises(ValidationFailed):
+        await anext(api.files.pages(ws, artifact_id, 1, 2**31, scale=1.0))
+    rendered = [png async for png in api.files.pages(ws, artifact_id, 1, 2, scale=0.5)]
+    assert [png.startswith(PNG) for png in rendered] == [True, True]

@@ -18,7 +18,8 @@ any :class:`~artifactr.files.app.App`, with no web framework:
 
 import difflib
 import hashlib
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
 from typing import Final, Literal
 
 from artifactr.core import ValidationFailed
@@ -271,26 +272,32 @@ class FileDiff(BaseModel):
     """Whether pages past :attr:`DiffLimits.pages` were left uncompared."""
 
 
-Render = Callable[[int], Awaitable[bytes]]
-"""Renders one page of a side, from 1, at :data:`DIFF_SCALE`."""
+Pages = AsyncGenerator[bytes]
+"""A side's pages from 1, rendered one at a time at :data:`DIFF_SCALE`."""
 
 
 async def changed_pages(
-    before: tuple[int, Render], after: tuple[int, Render], *, limit: int = MAX_PAGES
+    before: tuple[int, Pages], after: tuple[int, Pages], *, limit: int = MAX_PAGES
 ) -> tuple[list[ChangedPage], int]:
     """Return the pages whose renders differ, and how many pages were compared.
 
-    Each side is its page count and how to render a page. Pages both sides have are rendered
-    one at a time and compared by digest; a page only one side has differs without a render.
+    Each side is its page count and its renders, which yield the pages both sides have (up to
+    ``limit``); they are taken in step, one page of each at a time, and compared by digest. A
+    page only one side has differs without a render.
     """
-    (old_count, old_render), (new_count, new_render) = before, after
+    (old_count, old_pages), (new_count, new_pages) = before, after
     compared = min(max(old_count, new_count), limit)
-    changed: list[ChangedPage] = []
-    for page in range(1, compared + 1):
-        both = page <= old_count and page <= new_count
-        if both and _digest(await old_render(page)) == _digest(await new_render(page)):
-            continue
-        changed.append(ChangedPage(page=page, before=page <= old_count, after=page <= new_count))
+    both = min(old_count, new_count, limit)
+    async with aclosing(old_pages), aclosing(new_pages):
+        changed = [
+            ChangedPage(page=page, before=True, after=True)
+            for page in range(1, both + 1)
+            if _digest(await anext(old_pages)) != _digest(await anext(new_pages))
+        ]
+    changed += [
+        ChangedPage(page=page, before=page <= old_count, after=page <= new_count)
+        for page in range(both + 1, compared + 1)
+    ]
     return changed, compared
 
 
@@ -323,12 +330,6 @@ async def revision_diff(
     _, old = await files.manifest(ws, artifact_id, before)
     _, new = await files.manifest(ws, artifact_id, after)
 
-    async def old_page(page: int) -> bytes:
-        return await files.render(ws, artifact_id, before, page, scale=DIFF_SCALE)
-
-    async def new_page(page: int) -> bytes:
-        return await files.render(ws, artifact_id, after, page, scale=DIFF_SCALE)
-
     text = text_diff(
         await files.text(ws, artifact_id, before),
         await files.text(ws, artifact_id, after),
@@ -340,9 +341,11 @@ async def revision_diff(
         limits=bound,
     )
     same = old.content.sha256 == new.content.sha256
+    old_count, new_count = (0, 0) if same else (old.pages or 0, new.pages or 0)
+    last = min(old_count, new_count, bound.pages)
     pages, compared = await changed_pages(
-        (0 if same else old.pages or 0, old_page),
-        (0 if same else new.pages or 0, new_page),
+        (old_count, files.pages(ws, artifact_id, before, last, scale=DIFF_SCALE)),
+        (new_count, files.pages(ws, artifact_id, after, last, scale=DIFF_SCALE)),
         limit=bound.pages,
     )
     return FileDiff(
@@ -378,12 +381,6 @@ async def proposal_diff(
     bound = limits or DiffLimits()
     base, old, new = await files.proposed(ws, artifact_id, proposal_id)
 
-    async def old_page(page: int) -> bytes:
-        return await files.render(ws, artifact_id, base, page, scale=DIFF_SCALE)
-
-    async def new_page(page: int) -> bytes:
-        return await files.render_proposal(ws, artifact_id, proposal_id, page, scale=DIFF_SCALE)
-
     text = text_diff(
         await files.text(ws, artifact_id, base),
         await files.proposal_text(ws, artifact_id, proposal_id),
@@ -394,8 +391,15 @@ async def proposal_diff(
         await files.proposal_review(ws, artifact_id, proposal_id),
         limits=bound,
     )
+    old_count, new_count = old.pages or 0, new.pages or 0
+    last = min(old_count, new_count, bound.pages)
     pages, compared = await changed_pages(
-        (old.pages or 0, old_page), (new.pages or 0, new_page), limit=bound.pages
+        (old_count, files.pages(ws, artifact_id, base, last, scale=DIFF_SCALE)),
+        (
+            new_count,
+            files.pages(ws, artifact_id, None, last, scale=DIFF_SCALE, proposal_id=proposal_id),
+        ),
+        limit=bound.pages,
     )
     return FileDiff(
         artifact_id=artifact_id,

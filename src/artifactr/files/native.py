@@ -20,7 +20,7 @@ import asyncio
 import json
 import tempfile
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
 from datetime import timedelta
 from typing import IO, Any, Final, Literal
 
@@ -417,6 +417,35 @@ class NativeFiles:
         _check_page(page, scale)
         _, _, manifest = await self.proposed(ws, artifact_id, proposal_id)
         return await self._render(ws, artifact_id, manifest, page, scale)
+
+    async def pages(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        version: int | None,
+        last: int,
+        *,
+        scale: float = 1.0,
+        proposal_id: str | None = None,
+    ) -> AsyncGenerator[bytes]:
+        """Yield pages 1 to ``last`` of a revision, or of a pending proposal, one at a time.
+
+        The revision (or proposal) is resolved once, then each page is rendered as
+        :meth:`render` does, from the cache when it has it: a diff of many pages asks the
+        workspace once, and holds one page at a time.
+
+        Raises:
+            ValidationFailed: If ``last`` or the scale is out of range.
+            NotFound: If there is no such native file, version or pending proposal.
+            AppFailure: As :meth:`render`.
+        """
+        _check_page(max(last, 1), scale)
+        if proposal_id is None:
+            _, manifest = await self.manifest(ws, artifact_id, version)
+        else:
+            _, _, manifest = await self.proposed(ws, artifact_id, proposal_id)
+        for page in range(1, last + 1):
+            yield await self._render(ws, artifact_id, manifest, page, scale)
 
     async def _render(
         self, ws: Workspace, artifact_id: str, manifest: NativeFile, page: int, scale: float

@@ -7,13 +7,15 @@ access section wires it: a :class:`~grantr.Grants` over grantr's in-memory stora
 artifactr's ``ACTIONS``, whose ``hidden`` hook the ``Workspaces`` takes and whose ``authorize``
 hook the switch's :func:`~artifactr.files.integrations.integration_gate` wraps, the app on.
 
-The ``x-user`` header names the caller; there is no other authentication, so it listens on the
-loopback address only. Two people are seeded: rita, a ``viewer`` of the workspace, and eddie, an
-``editor``; olive owns the tenant and granted them their roles. Anyone else is no member, and
-grantr refuses them. Eddie uploads one document (the corpus's, or a small generated one), and
-the job prints the curl lines that try each answer: rita reads, sees the lease and views a page,
-but may not check out or check in; eddie checks out, is refused a second check-out while he
-holds it, and checks in::
+It leads with the page people use (:mod:`artifactr.files.portal`, at ``/``), where the caller
+is a person chosen on the page; to the routers, the ``x-user`` header names the caller. Neither
+is authentication, so it listens on the loopback address only. Three people are seeded: rita, a
+``viewer`` of the workspace, and eddie and erin, ``editor``\ s; olive owns the tenant and granted
+them their roles. Anyone else is no member, and grantr refuses them. Eddie uploads one document
+(the corpus's, or a generated two-page contract), an assistant's run for olive proposes an edit
+of it, and the job prints the curl lines that try each answer: rita reads, sees the lease and
+views a page, but may not check out or check in; eddie checks out, is refused a second check-out
+while he holds it, and checks in::
 
     python -m artifactr.files.serve --port 8000
 """
@@ -265,6 +267,7 @@ def _instructions(say: Say, base_url: str, file: str, name: str) -> None:
     rita, eddie, mallory = _curl(READER.id), _curl(EDITOR.id), _curl("mallory")
     body = f"-H 'content-type: {DOCX}' --data-binary @'{name}'"
     read_id = "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"id\"])'"
+    say(f"open {base_url}/ in a browser: the page people use (choose who you are at the top)")
     say(f"serving artifactr and the files router at {base_url} (x-user names you)")
     say(
         f"access is grantr's, in memory: {READER.id} is a viewer of {WORKSPACE}, "

@@ -10,7 +10,7 @@ hook the switch's :func:`~artifactr.files.integrations.integration_gate` wraps, 
 It leads with the page people use (:mod:`artifactr.files.portal`, at ``/``), where the caller
 is a person chosen on the page; to the routers, the ``x-user`` header names the caller. Neither
 is authentication, so it listens on the loopback address only. Three people are seeded: rita, a
-``viewer`` of the workspace, and eddie and erin, ``editor``\ s; olive owns the tenant and granted
+``viewer`` of the workspace, and eddie and erin, both ``editor``; olive owns the tenant and granted
 them their roles. Anyone else is no member, and grantr refuses them. Eddie uploads one document
 (the corpus's, or a generated two-page contract), an assistant's run for olive proposes an edit
 of it, and the job prints the curl lines that try each answer: rita reads, sees the lease and

@@ -46,6 +46,8 @@ LAYERS: dict[str, set[str]] = {
     "tools": CORE | {"artifactr.agent", "pydantic_ai"},
     "router": CORE | {"fastapi", "starlette", "artifactr.fastapi"},
     "editor": CORE | {"starlette"},
+    "diff": CORE,
+    "portal": CORE | {"fastapi", "starlette", "artifactr.fastapi"},
     "serve": CORE
     | {"artifactr.sql", "artifactr.fastapi", "artifactr.agent", "pydantic_ai"}
     | {"sqlalchemy", "fastapi", "uvicorn", "grantr"},
@@ -71,6 +73,7 @@ INNER_ONLY = {
     "editor",
     "migrations",
     "serve",
+    "portal",
 }
 """Outer layers: no other module of the package may import them, except the demo."""
 
@@ -127,7 +130,7 @@ def test_the_core_reaches_artifactr_only_through_its_public_api() -> None:
     private = sorted(
         f"{path.name}: {name}"
         for layer, path in modules()
-        if layer not in {"sql", "migrations", "tools", "mcp", "router", "demo", "serve"}
+        if layer not in {"sql", "migrations", "tools", "mcp", "router", "demo", "serve", "portal"}
         for name in imports(path)
         if name.startswith("artifactr.")
         and not name.startswith("artifactr.files")

@@ -30,6 +30,7 @@ from grantr import Agent, User
 
 from artifactr.files import serve
 from artifactr.files.demo import FORCE_FAKE
+from artifactr.files.portal import PERSON_COOKIE
 from tests.documents import build_docx
 from tests.office import need_office
 from tests.router.conftest import DOCX_BODY
@@ -193,3 +194,30 @@ def test_the_served_job_seeds_a_generated_document_without_the_corpus(tmp_path: 
 def assert_forbidden(response: httpx2.Response, message: str) -> None:
     assert response.status_code == 403
     assert response.json() == {"detail": {"type": "forbidden", "message": message}}
+
+
+async def test_the_served_demo_leads_with_the_page_and_a_chosen_person_reads_by_cookie(
+    tmp_path: Path,
+) -> None:
+    app = serve.create_app(tmp_path / "serve.db", corpus=tmp_path, say=lambda _: None)
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://demo.test") as client:
+            front = await client.get("/")
+            assert (front.status_code, front.headers["location"]) == (
+                303,
+                "/portal/workspaces/w1/files",
+            )
+            client.cookies.set(PERSON_COOKIE, "erin")
+            files = await client.get(front.headers["location"])
+            assert files.status_code == 200
+            assert "contract.docx" in files.text
+            found = re.search(r'href="(/portal/workspaces/w1/files/art_[0-9a-f]+)"', files.text)
+            assert found is not None
+            page = await client.get(found.group(1))
+            # The assistant's seeded edit waits for an editor: erin may accept it.
+            assert "ran caret.docEnd" in page.text
+            assert "<button>Accept</button>" in page.text
+            artifact = found.group(1).rsplit("/", 1)[1]
+            lease = await client.get(f"/workspaces/w1/files/{artifact}/lease")
+            assert lease.status_code == 200

@@ -22,7 +22,7 @@ import asyncio
 import json
 import tempfile
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from collections.abc import AsyncGenerator, AsyncIterable, AsyncIterator, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import IO, Any, Final, Literal
 
@@ -38,6 +38,7 @@ from artifactr.core import (
     Proposed,
     ValidationFailed,
     VersionConflict,
+    apply_patch,
     new_artifact_id,
     new_id,
 )
@@ -411,17 +412,112 @@ class NativeFiles:
             AppRefused: If there is no such page.
             AppFailure: If the app fails otherwise.
         """
-        problems: list[JsonValue] = []
-        if not 1 <= page <= MAX_PAGE:
-            message = f"a page is a number from 1 to {MAX_PAGE}"
-            problems.append({"loc": ["page"], "msg": message, "type": "out_of_range"})
-        if not MIN_SCALE <= scale <= MAX_SCALE:
-            message = f"a scale is from {MIN_SCALE} to {MAX_SCALE}"
-            problems.append({"loc": ["scale"], "msg": message, "type": "out_of_range"})
-        if problems:
-            raise ValidationFailed("the page can't be rendered", problems)
-        scale = round(scale * SCALE_STEPS) / SCALE_STEPS
+        _check_page(page, scale)
         number, manifest, _ = await self.stored(ws, artifact_id, version)
+        return await self._render(ws, artifact_id, number, manifest, page, scale)
+
+    # ─── proposals ────────────────────────────────────────────────────────────
+
+    async def proposed(
+        self, ws: Workspace, artifact_id: str, proposal_id: str
+    ) -> tuple[int, NativeFile, NativeFile]:
+        """Return a pending proposal's base version, base manifest and the manifest it makes.
+
+        The proposal's patch is applied to its base, as accepting it at once would.
+
+        Raises:
+            NotFound: If the file or the proposal is missing or hidden, or the proposal is not
+                a pending edit of this file.
+            PatchFailed: If its patch doesn't apply to its base.
+        """
+        await ws.get(NativeFile, artifact_id)
+        proposal = await ws.proposal(proposal_id) if 0 < len(proposal_id) <= MAX_ID else None
+        change = None if proposal is None else proposal.change
+        if (
+            proposal is None
+            or proposal.status != "pending"
+            or not isinstance(change, EditArtifact)
+            or change.artifact_id != artifact_id
+        ):
+            raise NotFound("proposal", proposal_id)
+        version, base = await self.manifest(ws, artifact_id, change.base_version)
+        data = apply_patch(base.model_dump(mode="json"), change.patch)
+        return version, base, type(base).model_validate(data)
+
+    async def proposal_text(self, ws: Workspace, artifact_id: str, proposal_id: str) -> str:
+        """Return the plain text a pending proposal would make ("" if the app read none).
+
+        Raises:
+            NotFound: As :meth:`proposed`.
+        """
+        number, _, manifest = await self.proposed(ws, artifact_id, proposal_id)
+        return (await self._blob(ws, artifact_id, number, manifest.text)).decode()
+
+    async def proposal_review(
+        self, ws: Workspace, artifact_id: str, proposal_id: str
+    ) -> list[ReviewItem]:
+        """Return the comments and tracked changes a pending proposal would make.
+
+        Raises:
+            NotFound: As :meth:`proposed`.
+        """
+        number, _, manifest = await self.proposed(ws, artifact_id, proposal_id)
+        data = await self._blob(ws, artifact_id, number, manifest.review)
+        return _REVIEW.validate_json(data) if data else []
+
+    async def render_proposal(
+        self, ws: Workspace, artifact_id: str, proposal_id: str, page: int, *, scale: float = 1.0
+    ) -> bytes:
+        """Return a page of the file a pending proposal would make, as :meth:`render` does.
+
+        Raises:
+            ValidationFailed: If the page or the scale is out of range.
+            NotFound: As :meth:`proposed`.
+            AppFailure: As :meth:`render`.
+        """
+        _check_page(page, scale)
+        number, _, manifest = await self.proposed(ws, artifact_id, proposal_id)
+        return await self._render(ws, artifact_id, number, manifest, page, scale)
+
+    async def pages(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        version: int | None,
+        last: int,
+        *,
+        scale: float = 1.0,
+        proposal_id: str | None = None,
+    ) -> AsyncGenerator[bytes]:
+        """Yield pages 1 to ``last`` of a revision, or of a pending proposal, one at a time.
+
+        The revision (or proposal) is resolved once, then each page is rendered as
+        :meth:`render` does, from the cache when it has it: a diff of many pages asks the
+        workspace once, and holds one page at a time.
+
+        Raises:
+            ValidationFailed: If ``last`` or the scale is out of range.
+            NotFound: If there is no such native file, version or pending proposal.
+            AppFailure: As :meth:`render`.
+        """
+        _check_page(max(last, 1), scale)
+        if proposal_id is None:
+            number, manifest, _ = await self.stored(ws, artifact_id, version)
+        else:
+            number, _, manifest = await self.proposed(ws, artifact_id, proposal_id)
+        for page in range(1, last + 1):
+            yield await self._render(ws, artifact_id, number, manifest, page, scale)
+
+    async def _render(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        number: int,
+        manifest: NativeFile,
+        page: int,
+        scale: float,
+    ) -> bytes:
+        scale = round(scale * SCALE_STEPS) / SCALE_STEPS
         sha = manifest.content.sha256
         key = RenderKey(ws.tenant_id, ws.workspace_id, artifact_id, sha, page, scale, self._build)
         cached = await self._renders.get(key)
@@ -1076,3 +1172,15 @@ def _digests(data: JsonValue) -> Iterable[str]:
     elif isinstance(data, list):
         for value in data:
             yield from _digests(value)
+
+
+def _check_page(page: int, scale: float) -> None:
+    problems: list[JsonValue] = []
+    if not 1 <= page <= MAX_PAGE:
+        message = f"a page is a number from 1 to {MAX_PAGE}"
+        problems.append({"loc": ["page"], "msg": message, "type": "out_of_range"})
+    if not MIN_SCALE <= scale <= MAX_SCALE:
+        message = f"a scale is from {MIN_SCALE} to {MAX_SCALE}"
+        problems.append({"loc": ["scale"], "msg": message, "type": "out_of_range"})
+    if problems:
+        raise ValidationFailed("the page can't be rendered", problems)

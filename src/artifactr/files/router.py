@@ -38,6 +38,14 @@ from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict
 
 from artifactr.files.checkouts import Checkout, State
+from artifactr.files.diff import (
+    DIFF_SCALE,
+    FileDiff,
+    ReviewDiff,
+    TextDiff,
+    proposal_diff,
+    revision_diff,
+)
 from artifactr.files.errors import AppFailure, FailureKind, FileTooLarge
 from artifactr.files.leases import scope_of
 from artifactr.files.manifests import DOCX, Blob, saved_name
@@ -482,7 +490,166 @@ def files_router(
             response.status_code = 202
         return outcome
 
+    _add_diff_routes(router, files, current)
     return router
+
+
+# ─── diffs (ADR-0011) ─────────────────────────────────────────────────────────
+
+ProposalPath = Annotated[str, Path(min_length=1, max_length=255, pattern=_ID_PATTERN)]
+"""A proposal's id in a path (``prop_<hex>``)."""
+
+
+class DiffPage(BaseModel):
+    """A page whose renders differ, with the two renders to show side by side."""
+
+    model_config = ConfigDict(frozen=True)
+
+    page: int
+    """The page, from 1."""
+    before_url: str | None
+    """The first side's render, at the diff's scale; None if it has no such page."""
+    after_url: str | None
+    """The second side's; None if it has no such page."""
+
+
+class Diff(BaseModel):
+    """What changed in a native file: text hunks, review changes and differing pages."""
+
+    model_config = ConfigDict(frozen=True)
+
+    artifact_id: str
+    """The artifact."""
+    before_version: int
+    """The first revision, or the proposal's base."""
+    after_version: int | None
+    """The second revision; None for a proposal."""
+    proposal_id: str | None
+    """The proposal compared with its base, if it is one."""
+    before_pages: int | None
+    """The first side's page count, if the app knows it."""
+    after_pages: int | None
+    """The second side's."""
+    text: TextDiff
+    """The changed paragraphs, as hunks; ``truncated`` if cut at the size cap."""
+    review: ReviewDiff
+    """Comments and tracked changes added, removed and changed."""
+    pages: list[DiffPage]
+    """The pages whose renders differ, in order."""
+    pages_compared: int
+    """How many pages were compared."""
+    pages_truncated: bool
+    """Whether pages past the cap were left uncompared."""
+
+
+def _add_diff_routes(router: APIRouter, files: NativeFiles, current: Any) -> None:
+    def page_url(request: Request, ws: Workspace, artifact_id: str, version: int, page: int) -> str:
+        url = request.url_for(
+            "file_page",
+            workspace_id=quote(ws.workspace_id, safe=""),
+            artifact_id=quote(artifact_id, safe=""),
+            version=str(version),
+            page=str(page),
+        )
+        return f"{url}?scale={DIFF_SCALE}"
+
+    def proposal_page_url(request: Request, ws: Workspace, found: FileDiff, page: int) -> str:
+        url = request.url_for(
+            "proposal_page",
+            workspace_id=quote(ws.workspace_id, safe=""),
+            artifact_id=quote(found.artifact_id, safe=""),
+            proposal_id=quote(found.proposal_id or "", safe=""),
+            page=str(page),
+        )
+        return f"{url}?scale={DIFF_SCALE}"
+
+    def answer(request: Request, ws: Workspace, found: FileDiff) -> Diff:
+        def after(page: int) -> str:
+            if found.after_version is None:
+                return proposal_page_url(request, ws, found, page)
+            return page_url(request, ws, found.artifact_id, found.after_version, page)
+
+        pages = [
+            DiffPage(
+                page=changed.page,
+                before_url=page_url(
+                    request, ws, found.artifact_id, found.before_version, changed.page
+                )
+                if changed.before
+                else None,
+                after_url=after(changed.page) if changed.after else None,
+            )
+            for changed in found.pages
+        ]
+        return Diff(
+            **found.model_dump(exclude={"pages", "text", "review"}),
+            text=found.text,
+            review=found.review,
+            pages=pages,
+        )
+
+    @router.get("/{artifact_id}/diff", responses=_refusals(404, 413, 422, 502, 504))
+    async def file_diff(
+        request: Request,
+        artifact_id: ArtifactPath,
+        before: Annotated[int, Query(alias="from", ge=1, le=MAX_INT)],
+        after: Annotated[int, Query(alias="to", ge=1, le=MAX_INT)],
+        ws: Workspace = current,
+    ) -> Diff:
+        """Return what changed from version ``from`` to version ``to`` (``from`` < ``to``).
+
+        The changed text as paragraph hunks, the comments and tracked changes added, removed
+        and changed, the page counts, and the pages whose renders differ, each with its two
+        render URLs. Pages are compared through the render cache: a second request renders
+        nothing. Either version hidden or missing is 404.
+        """
+        found = await _or_http(revision_diff(files, ws, artifact_id, before, after))
+        return answer(request, ws, found)
+
+    @router.get(
+        "/{artifact_id}/proposals/{proposal_id}/diff", responses=_refusals(404, 413, 422, 502, 504)
+    )
+    async def proposal_file_diff(
+        request: Request,
+        artifact_id: ArtifactPath,
+        proposal_id: ProposalPath,
+        ws: Workspace = current,
+    ) -> Diff:
+        """Return what a pending proposal would change in the file, against its base version.
+
+        As the revision diff; the proposal's pages are served by its own page route.
+        """
+        found = await _or_http(proposal_diff(files, ws, artifact_id, proposal_id))
+        return answer(request, ws, found)
+
+    @router.get(
+        "/{artifact_id}/proposals/{proposal_id}/pages/{page}",
+        name="proposal_page",
+        response_class=Response,
+        responses={
+            200: {
+                "content": {"image/png": _BINARY},
+                "headers": _ETAG,
+                "description": "The page as a PNG",
+            },
+            304: {"headers": _ETAG, "description": "Not modified: the ETag matches"},
+            **_refusals(404, 413, 422, 502, 504),
+        },
+    )
+    async def proposal_page(
+        request: Request,
+        artifact_id: ArtifactPath,
+        proposal_id: ProposalPath,
+        page: PagePath,
+        scale: Annotated[float, Query(ge=MIN_SCALE, le=MAX_SCALE, allow_inf_nan=False)] = 1.0,
+        ws: Workspace = current,
+    ) -> Response:
+        """Return a page of the file a pending proposal would make, as a PNG, cached."""
+        png = await _or_http(files.render_proposal(ws, artifact_id, proposal_id, page, scale=scale))
+        etag = f'"{hashlib.sha256(png).hexdigest()}"'
+        if _matches(request, etag):
+            return Response(status_code=304, headers=_cache_headers(etag))
+        return Response(png, media_type="image/png", headers=_cache_headers(etag))
 
 
 # ─── helpers ──────────────────────────────────────────────────────────────────

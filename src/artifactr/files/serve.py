@@ -9,13 +9,15 @@ access section wires it: a :class:`~grantr.Grants` over grantr's in-memory stora
 artifactr's ``ACTIONS``, whose ``hidden`` hook the ``Workspaces`` takes and whose ``authorize``
 hook the switch's :func:`~artifactr.files.integrations.integration_gate` wraps, the app on.
 
-The ``x-user`` header names the caller; there is no other authentication, so it listens on the
-loopback address only. Two people are seeded: rita, a ``viewer`` of the workspace, and eddie, an
-``editor``; olive owns the tenant and granted them their roles. Anyone else is no member, and
-grantr refuses them. Eddie uploads one document (the corpus's, or a small generated one), and
-the job prints the curl lines that try each answer: rita reads, sees the lease and views a page,
-but may not check out or check in; eddie checks out, is refused a second check-out while he
-holds it, and checks in::
+It leads with the page people use (:mod:`artifactr.files.portal`, at ``/``), where the caller
+is a person chosen on the page; to the routers, the ``x-user`` header names the caller. Neither
+is authentication, so it listens on the loopback address only. Three people are seeded: rita, a
+``viewer`` of the workspace, and eddie and erin, both ``editor``; olive owns the tenant and granted
+them their roles. Anyone else is no member, and grantr refuses them. Eddie uploads one document
+(the corpus's, or a generated two-page contract), an assistant's run for olive proposes an edit
+of it, and the job prints the curl lines that try each answer: rita reads, sees the lease and
+views a page, but may not check out or check in; eddie checks out, is refused a second check-out
+while he holds it, and checks in::
 
     python -m artifactr.files.serve --port 8000
 """
@@ -26,6 +28,7 @@ import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Final
 
 import uvicorn
 from artifactr import AgentActor, Runner, Session, UserActor, Workspaces
@@ -35,17 +38,19 @@ from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
 from artifactr.workspace import ACTIONS
 from fastapi import FastAPI
 from fastapi.requests import HTTPConnection
+from fastapi.responses import RedirectResponse
 from grantr import Agent as GrantrAgent
 from grantr import Grants, InMemoryStorage, Resource, ServicePrincipal, Subject, User
 from pydantic_ai import Agent
 
-from artifactr.files.app import App
+from artifactr.files.app import App, AppCommand
 from artifactr.files.demo import choose_app
 from artifactr.files.documents import build_docx
 from artifactr.files.fake import FakeApp
 from artifactr.files.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.manifests import DOCX, WordDocument
 from artifactr.files.native import NativeFiles
+from artifactr.files.portal import PERSON_COOKIE, Person, portal_router
 from artifactr.files.router import files_router
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
@@ -68,6 +73,19 @@ READER = UserActor(id="rita", name="Rita")
 EDITOR = UserActor(id="eddie", name="Eddie")
 """An ``editor`` of the workspace: he uploaded the document, and checks it out and in."""
 
+SECOND_EDITOR = UserActor(id="erin", name="Erin")
+"""Another ``editor``: she sees who holds the file, and decides on proposals."""
+
+PEOPLE = (
+    Person(id=READER.id, name="Rita", role="viewer"),
+    Person(id=EDITOR.id, name="Eddie", role="editor"),
+    Person(id=SECOND_EDITOR.id, name="Erin", role="editor"),
+)
+"""Whom the page offers to act as."""
+
+ASSISTANT = AgentActor(thread_id="thr_seed", run_id="run_seed", on_behalf_of=UserActor(id="olive"))
+"""An agent's run for olive, whose seeded edit is a proposal waiting for an editor."""
+
 OWNER = "olive"
 """The tenant's owner, who granted the two people their roles at start-up."""
 
@@ -84,14 +102,17 @@ def _say(line: str) -> None:
 
 
 async def resolve_actor(connection: HTTPConnection) -> tuple[str, Actor]:
-    """Return the caller named by the ``x-user`` header, as a person.
+    """Return the caller named by the ``x-user`` header, else the page's chosen person.
+
+    Neither is authentication: anyone may name anyone.
 
     Raises:
-        Unauthorized: If the header is missing or empty.
+        Unauthorized: If neither names anyone.
     """
     user = connection.headers.get("x-user", "").strip()
+    user = user or connection.cookies.get(PERSON_COOKIE, "").strip()
     if not user:
-        raise Unauthorized("name yourself with an x-user header")
+        raise Unauthorized("name yourself with an x-user header, or choose a person on the page")
     return TENANT, UserActor(id=user, name=user.title())
 
 
@@ -116,10 +137,37 @@ async def grant_people(grants: Grants) -> None:
     await grants.provision_tenant(TENANT, owner=OWNER)
     owner = User(id=OWNER)
     on = Resource(kind="workspace", workspace=WORKSPACE)
-    for person, role in ((READER, "viewer"), (EDITOR, "editor")):
+    for person, role in ((READER, "viewer"), (EDITOR, "editor"), (SECOND_EDITOR, "editor")):
         user = User(id=person.id)
         await grants.add_member(TENANT, user, by=owner)
         await grants.grant(TENANT, role, on=on, to=user, by=owner)
+
+
+CONTRACT: Final = (
+    ("Title", "Services agreement"),
+    ("Heading1", "Parties"),
+    "This agreement is made between the Supplier and the Customer named below.",
+    ("Heading1", "Services"),
+    *(
+        f"Clause {n}. The Supplier provides the services described in schedule {n}, on the "
+        "terms of this agreement, with the care and skill of a diligent supplier."
+        for n in range(1, 41)
+    ),
+    ("Heading1", "Payment"),
+    "The Customer pays each invoice within thirty days.",
+    ("Heading1", "Term"),
+    "Draft terms for review.",
+)
+"""The document it seeds without the corpus: two pages at FakeApp's layout."""
+
+SUGGESTION: Final = (
+    AppCommand(command="caret.docEnd"),
+    AppCommand(command="text.newParagraph"),
+    AppCommand(command="text.insert", params={"text": "Invoices are paid within fourteen days."}),
+    AppCommand(command="select.text", params={"text": "fourteen days"}),
+    AppCommand(command="review.newComment", params={"text": "Shorter terms, as agreed."}),
+)
+"""The assistant's seeded edit, a proposal on any document: a payment term, commented."""
 
 
 def seed_document(corpus: Path = CORPUS) -> tuple[str, bytes]:
@@ -127,8 +175,7 @@ def seed_document(corpus: Path = CORPUS) -> tuple[str, bytes]:
     path = corpus / DOCUMENT
     if path.is_file():
         return DOCUMENT, path.read_bytes()
-    paragraphs = (("Title", "Contract"), ("Heading1", "Terms"), "Draft terms for review.")
-    return "contract.docx", build_docx(paragraphs)
+    return "contract.docx", build_docx(CONTRACT)
 
 
 async def _once(data: bytes) -> AsyncIterator[bytes]:
@@ -186,6 +233,8 @@ def create_app(
         name, data = seed_document(corpus)
         outcome = await files.upload(ws, name, _once(data), media_type=DOCX)
         assert isinstance(outcome, Applied), "a person's upload is applied"
+        assistant = await workspaces.open(TENANT, WORKSPACE, actor=ASSISTANT)
+        await files.edit(assistant, outcome.artifact_id, base_version=1, commands=SUGGESTION)
         _instructions(say, base_url, f"{WORKSPACE}/files/{outcome.artifact_id}", name)
         try:
             yield
@@ -196,6 +245,20 @@ def create_app(
     app = FastAPI(title="artifactr.files", lifespan=lifespan)
     app.include_router(artifactr_router(workspaces, runner, resolve_actor=resolve_actor))
     app.include_router(files_router(files, workspaces, resolve_actor=resolve_actor))
+    app.include_router(
+        portal_router(
+            files,
+            workspaces,
+            resolve_actor=resolve_actor,
+            people=PEOPLE,
+            workspace_ids=[WORKSPACE],
+        )
+    )
+
+    @app.get("/", include_in_schema=False)
+    async def front() -> RedirectResponse:
+        return RedirectResponse(f"/portal/workspaces/{WORKSPACE}/files", status_code=303)
+
     return app
 
 
@@ -209,6 +272,7 @@ def _instructions(say: Say, base_url: str, file: str, name: str) -> None:
     rita, eddie, mallory = _curl(READER.id), _curl(EDITOR.id), _curl("mallory")
     body = f"-H 'content-type: {DOCX}' --data-binary @'{name}'"
     read_id = "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"id\"])'"
+    say(f"open {base_url}/ in a browser: the page people use (choose who you are at the top)")
     say(f"serving artifactr and the files router at {base_url} (x-user names you)")
     say(
         f"access is grantr's, in memory: {READER.id} is a viewer of {WORKSPACE}, "

@@ -1,0 +1,139 @@
+"""Benchmark: a revision diff of a long document, first and second time, and its memory.
+
+Figures, each against a baseline measured in the same run (ADR-0011):
+
+1. A diff of two revisions of a 500-page document (one paragraph changed on page 250), and of
+   a 50-page one (changed on page 25), through
+   :func:`~artifactr.files.diff.revision_diff`, on SQLite with the SQL render cache: how many
+   pages the app rendered the first time (target: at most one per page per revision, 1,000)
+   and the second time (target: none), and the second's time as a ratio of the first's.
+2. The peak Python memory (tracemalloc) of the second diff of the 500-page document, as a ratio
+   of the same diff of a 50-page one. Target: bounded, growing only with the text blobs, never
+   with the renders (one page's PNG is held at a time).
+
+The app is FakeApp for reading (real .docx bytes), with a stand-in ``render`` that counts its
+calls and returns a small image-like value at once, so the figures are the diff's own costs,
+not FakeApp's layout.
+
+Run: ``uv run python scripts/bench/diff.py``.
+"""
+
+import asyncio
+import hashlib
+import time
+import tracemalloc
+from collections.abc import AsyncIterator
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+from artifactr import UserActor, Workspaces
+from artifactr.core import Applied
+from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
+
+from artifactr.files.app import RENDER_DEADLINE
+from artifactr.files.diff import revision_diff
+from artifactr.files.documents import build_docx
+from artifactr.files.fake import LINES_PER_PAGE, FakeApp
+from artifactr.files.manifests import DOCX, WordDocument
+from artifactr.files.native import NativeFiles
+from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
+from artifactr.files.sql import migrate as migrate_files
+
+ACTOR = UserActor(id="bench")
+
+
+class CountingRenders(FakeApp):
+    """FakeApp that reads for real and renders a stand-in at once, counting the renders."""
+
+    def __init__(self, changed_page: int) -> None:
+        super().__init__()
+        self.changed_page = changed_page
+        self.renders = 0
+
+    async def render(
+        self, source: bytes, page: int, *, scale: float = 1.0, deadline: float = RENDER_DEADLINE
+    ) -> bytes:
+        """Return a stand-in page: the file's digest on the changed page, else the number."""
+        self.renders += 1
+        changed = page == self.changed_page and hashlib.sha256(source).digest()
+        return b"\x89PNG" + (changed or page.to_bytes(4, "big"))
+
+
+def paragraphs(pages: int, *, changed: int | None) -> list[str]:
+    """Return one-line paragraphs filling ``pages``, with one changed on page ``changed``."""
+    lines = [f"Line {n} of the document." for n in range(pages * LINES_PER_PAGE)]
+    if changed is not None:
+        lines[(changed - 1) * LINES_PER_PAGE] = f"A line changed on page {changed}."
+    return lines
+
+
+async def once(data: bytes) -> AsyncIterator[bytes]:
+    """Yield the bytes as one chunk."""
+    yield data
+
+
+async def measure(pages: int, database: Path) -> dict[str, float]:
+    """Return the figures of two diffs of a ``pages``-page document, changed mid-way."""
+    middle = pages // 2
+    engine = create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
+    await migrate(engine)
+    await migrate_files(engine)
+    app = CountingRenders(middle)
+    files = NativeFiles(
+        blobs=SqlBlobs(engine),
+        app=app,
+        leases=SqlLeases(engine),
+        checkouts=SqlCheckouts(engine),
+        renders=SqlRenders(engine),
+    )
+    workspaces = Workspaces(SqlStorage(engine), types=[WordDocument])
+    ws = await workspaces.open("t1", "w1", actor=ACTOR)
+    before = build_docx(paragraphs(pages, changed=None))
+    created = await files.upload(ws, "long.docx", once(before), media_type=DOCX)
+    assert isinstance(created, Applied)
+    checkout = await files.check_out(ws, created.artifact_id)
+    after = build_docx(paragraphs(pages, changed=middle))
+    await files.check_in(ws, checkout.id, once(after))
+    started = time.perf_counter()
+    first = await revision_diff(files, ws, created.artifact_id, 1, 2)
+    first_time = time.perf_counter() - started
+    first_renders = app.renders
+    tracemalloc.start()
+    started = time.perf_counter()
+    second = await revision_diff(files, ws, created.artifact_id, 1, 2)
+    second_time = time.perf_counter() - started
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    await engine.dispose()
+    assert first == second
+    return {
+        "pages": pages,
+        "changed": len(first.pages),
+        "first_renders": first_renders,
+        "second_renders": app.renders - first_renders,
+        "first_s": first_time,
+        "second_s": second_time,
+        "peak_mib": peak / 1024 / 1024,
+    }
+
+
+async def main() -> None:
+    """Print the figures for 50 and 500 pages."""
+    with TemporaryDirectory() as folder:
+        small = await measure(50, Path(folder) / "small.db")
+        large = await measure(500, Path(folder) / "large.db")
+    for run in (small, large):
+        print(
+            f"{run['pages']:.0f} pages: {run['changed']:.0f} page(s) differ; renders "
+            f"{run['first_renders']:.0f} first, {run['second_renders']:.0f} second; "
+            f"{run['first_s']:.2f} s first, {run['second_s']:.2f} s second "
+            f"({run['second_s'] / run['first_s']:.2f}x); second's peak {run['peak_mib']:.1f} MiB"
+        )
+    print(
+        f"500 pages against 50: peak memory {large['peak_mib'] / small['peak_mib']:.1f}x "
+        f"for 10x the pages"
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

@@ -1,0 +1,124 @@
+"""The portal in a real browser: what a viewer and two editors see and do (ADR-0011).
+
+Each test serves the demo afresh (its generated two-page contract, and the assistant's pending
+proposal) and drives Debian's headless chromium through the page's own forms, with no script:
+a viewer sees previews and diffs but no check-out; an editor checks out, downloads, uploads an
+edited file and sees "applied" with the new revision's diff; a second editor sees who holds the
+file and until when; and a check-in after the file moved on is kept as a proposal. Each screen
+is saved (``out/screens``; ``ARTIFACTR_SCREENS=docs/screens`` refreshes the docs' copies).
+"""
+
+import asyncio
+import re
+from pathlib import Path
+
+from selenium.webdriver.common.by import By
+
+from artifactr.files.app import AppCommand
+from artifactr.files.fake import FakeApp
+from tests.browser.conftest import Browser
+
+EXPIRY = re.compile(r"until (\d{4}-\d\d-\d\d \d\d:\d\d UTC)")
+
+
+def edited(data: bytes) -> bytes:
+    """Return the file as a person would save it after editing it in the app."""
+    params = {"text": "Draft terms for review", "with": "Final terms, agreed by both parties"}
+    change = AppCommand(command="edit.replaceAll", params=params)
+    return asyncio.run(FakeApp().apply(data, [change], author="Eddie")).content
+
+
+def open_contract(browser: Browser, person: str) -> None:
+    browser.open("/")
+    browser.act_as(person)
+    browser.click("contract.docx")
+
+
+def check_out(browser: Browser, tmp_path: Path) -> Path:
+    """Check the file out as the current person; return the downloaded file, edited."""
+    browser.click("Check out")
+    assert browser.notice().startswith("Checked out version")
+    path = tmp_path / "edited.docx"
+    path.write_bytes(edited(browser.downloaded("contract.docx")))
+    return path
+
+
+def check_in(browser: Browser, path: Path) -> None:
+    browser.driver.find_element(By.NAME, "file").send_keys(str(path))
+    browser.click("Check in")
+
+
+def test_a_viewer_sees_previews_and_diffs_but_no_check_out_button(browser: Browser) -> None:
+    browser.open("/")
+    assert "Choose a person" in browser.text()
+    browser.act_as("rita")
+    assert "contract.docx" in browser.text()
+    browser.screenshot("files")
+    browser.click("contract.docx")
+    assert "Services agreement" in browser.text()  # the outline
+    assert "free: no one has it checked out" in browser.text()
+    assert browser.images_loaded() == [True, True]  # two page previews
+    assert "Check out" not in browser.buttons()
+    assert "You may read this file, not check it out." in browser.text()
+    assert "you may not decide" in browser.text()
+    browser.screenshot("file-viewer")
+    browser.click("changes")  # the assistant's pending proposal
+    text = browser.text()
+    assert "Invoices are paid within fourteen days." in text
+    assert "added comment: Shorter terms, as agreed." in text
+    assert browser.images_loaded() == [True, True]  # page 2, before and proposed
+    assert "Accept" not in browser.buttons()
+    browser.screenshot("proposal")
+
+
+def test_an_editor_checks_out_downloads_and_checks_in_a_change(
+    browser: Browser, tmp_path: Path
+) -> None:
+    open_contract(browser, "eddie")
+    path = check_out(browser, tmp_path)
+    assert EXPIRY.search(browser.notice())
+    assert {"Extend by 8 hours", "Discard the check-out", "Check in"} <= set(browser.buttons())
+    browser.screenshot("checked-out")
+    check_in(browser, path)
+    assert browser.notice() == "Applied: your check-in is version 2."
+    text = browser.text()
+    assert "Draft terms for review." in text
+    assert "Final terms, agreed by both parties." in text
+    assert browser.images_loaded() == [True, True]  # page 2, before and after
+    browser.screenshot("applied")
+    browser.click("← back to the file")
+    assert "free: no one has it checked out" in browser.text()
+
+
+def test_a_second_editor_sees_who_holds_the_file_and_until_when(
+    browser: Browser, tmp_path: Path
+) -> None:
+    open_contract(browser, "eddie")
+    check_out(browser, tmp_path)
+    until = EXPIRY.search(browser.notice())
+    assert until is not None
+    browser.act_as("erin")
+    assert f"checked out by Eddie until {until.group(1)}" in browser.text()
+    assert "Check out" not in browser.buttons()
+    assert "Someone else has it checked out" in browser.text()
+    browser.screenshot("held")
+
+
+def test_a_check_in_after_the_file_moved_on_is_kept_as_a_proposal(
+    browser: Browser, tmp_path: Path
+) -> None:
+    open_contract(browser, "eddie")
+    path = check_out(browser, tmp_path)
+    # Meanwhile erin accepts the assistant's proposal: the file moves on to version 2.
+    browser.act_as("erin")
+    browser.click("Accept")
+    assert browser.notice() == "Accepted: the file is now version 2."
+    browser.act_as("eddie")
+    check_in(browser, path)
+    assert browser.notice().startswith(
+        "Kept as a proposal: the file moved on to version 2 since you checked it out"
+    )
+    assert "yours: someone else decides" in browser.text()
+    browser.screenshot("stale")
+    browser.click("See what it changes")
+    assert "Final terms, agreed by both parties." in browser.text()

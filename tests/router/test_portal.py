@@ -1,0 +1,405 @@
+"""The portal's pages over HTTP, without a browser: what each person is shown (ADR-0011).
+
+The portal runs beside the files router, over the router tests' app (FakeApp, SQLite or
+PostgreSQL, alice and bob as people, mallory refused). Each test reads the HTML a person would
+see: the words of each outcome, which buttons are offered, and the links to the router's
+renders and downloads. The browser tests (tests/browser) drive the same pages in chromium.
+"""
+
+import re
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+
+import httpx2
+import pytest
+from artifactr import AgentActor, UserActor
+from fastapi import FastAPI
+
+from artifactr.files.app import AppCommand
+from artifactr.files.diff import DiffLimits
+from artifactr.files.portal import (
+    CONTENT_SECURITY_POLICY,
+    PERSON_COOKIE,
+    Person,
+    _participant,
+    _size,
+    portal_router,
+)
+from artifactr.files.router import files_router
+from tests.documents import build_docx
+from tests.router.conftest import ALICE, BOB, MALLORY, WORKSPACE, Api, resolve_actor
+
+PEOPLE = [Person(id="alice", name="Alice", role="editor"), Person(id="bob", name="Bob")]
+PARAGRAPHS = [f"Clause {n} of the agreement." for n in range(1, 61)]
+"""Sixty paragraphs: two pages at FakeApp's layout."""
+
+
+@dataclass
+class Portal:
+    api: Api
+    client: httpx2.AsyncClient
+
+    def url(self, path: str = "") -> str:
+        return f"/portal/workspaces/{WORKSPACE}/files{path}"
+
+    async def get(self, path: str = "", who: dict[str, str] = ALICE) -> httpx2.Response:
+        return await self.client.get(self.url(path), headers=who)
+
+    async def post(
+        self, path: str, who: dict[str, str] = ALICE, **options: object
+    ) -> httpx2.Response:
+        return await self.client.post(self.url(path), headers=who, **options)
+
+
+@pytest.fixture
+async def portal(api: Api) -> AsyncIterator[Portal]:
+    app = FastAPI()
+    app.include_router(files_router(api.files, api.workspaces, resolve_actor=resolve_actor))
+    app.include_router(
+        portal_router(
+            api.files,
+            api.workspaces,
+            resolve_actor=resolve_actor,
+            people=PEOPLE,
+            workspace_ids=[WORKSPACE],
+            limits=DiffLimits(text_chars=2_000),
+        )
+    )
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://portal.test") as client:
+        yield Portal(api, client)
+
+
+def words(response: httpx2.Response) -> str:
+    """Return the page's text, as a person reads it: no tags, entities decoded."""
+    text = re.sub(r"<[^>]+>", " ", response.text)
+    return " ".join(text.replace("&#x27;", "'").replace("&amp;", "&").split())
+
+
+def notice(response: httpx2.Response) -> str:
+    found = re.search(r'<p class="notice [a-z]+" role="status">(.*?)</p>', response.text)
+    assert found is not None, response.text
+    return re.sub(r"<[^>]+>", "", found.group(1)).replace("&#x27;", "'")
+
+
+async def revise(portal: Portal, artifact_id: str, data: bytes) -> httpx2.Response:
+    """Check the file out and in as alice, through the portal's forms."""
+    await portal.post(f"/{artifact_id}/check-out")
+    lease = await portal.api.files.lease(
+        await portal.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice")),
+        artifact_id,
+    )
+    assert lease is not None
+    checkout_id = lease.holder.split(":")[1]
+    return await portal.post(
+        f"/{artifact_id}/checkouts/{checkout_id}/check-in",
+        files={"file": ("contract.docx", data)},
+        data={"summary": "revised"},
+    )
+
+
+async def propose(portal: Portal, artifact_id: str, person: str = "alice", base: int = 1) -> str:
+    agent = AgentActor(thread_id="thr_1", run_id="run_1", on_behalf_of=UserActor(id=person))
+    ws = await portal.api.workspaces.open("t1", WORKSPACE, actor=agent)
+    commands = [AppCommand(command="edit.replaceAll", params={"text": "Clause", "with": "Art."})]
+    proposed = await portal.api.files.edit(ws, artifact_id, base_version=base, commands=commands)
+    return proposed.model_dump()["proposal_id"]
+
+
+# ─── people and pages ─────────────────────────────────────────────────────────
+
+
+async def test_the_first_page_lists_workspaces_and_asks_who_you_are(portal: Portal) -> None:
+    nobody = await portal.client.get("/portal")
+    assert nobody.status_code == 200
+    assert "Choose a person above to see the files." in words(nobody)
+    assert "a choice, not authentication" in words(nobody)
+    assert nobody.headers["content-security-policy"] == CONTENT_SECURITY_POLICY
+    someone = await portal.client.get("/portal", headers=ALICE)
+    assert "Choose a person" not in words(someone)
+    assert '<option value="alice" selected>' in someone.text
+    assert f'href="/portal/workspaces/{WORKSPACE}/files"' in someone.text
+    sheet = await portal.client.get("/portal/portal.css")
+    assert sheet.headers["content-type"].startswith("text/css")
+
+
+async def test_choosing_a_person_keeps_them_in_a_cookie_and_goes_back(portal: Portal) -> None:
+    back = portal.url()
+    chosen = await portal.client.post("/portal/person", data={"person": "bob", "back": back})
+    assert (chosen.status_code, chosen.headers["location"]) == (303, back)
+    assert f"{PERSON_COOKIE}=bob" in chosen.headers["set-cookie"]
+    assert "samesite=strict" in chosen.headers["set-cookie"].lower()
+    for elsewhere in ("https://evil.test/portal", "/portal//evil.test", "/other"):
+        away = await portal.client.post("/portal/person", data={"person": "bob", "back": elsewhere})
+        assert away.headers["location"] == "/portal"
+    nobody = await portal.client.post("/portal/person", data={"person": "eve", "back": back})
+    assert f'{PERSON_COOKIE}=""' in nobody.headers["set-cookie"]
+
+
+async def test_pages_need_a_person_and_refuse_one_the_workspace_refuses(portal: Portal) -> None:
+    nobody = await portal.client.get(portal.url())
+    assert nobody.status_code == 401
+    assert "Who are you?" in words(nobody)
+    stranger = await portal.get(who=MALLORY)
+    assert stranger.status_code == 403
+    assert "That didn't work" in words(stranger)
+
+
+async def test_the_file_list_shows_each_file_its_size_and_its_lease(portal: Portal) -> None:
+    assert "No files yet." in words(await portal.get())
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    await portal.post(f"/{artifact_id}/check-out")
+    listed = words(await portal.get())
+    assert "contract.docx" in listed
+    assert "held by Alice" in listed
+    assert re.search(r"\d+\.\d KiB 1 held by Alice", listed)
+
+
+async def test_a_file_page_shows_what_it_is_and_offers_a_check_out(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(
+        build_docx([("Title", "Agreement"), ("Heading1", "Terms"), *PARAGRAPHS])
+    )
+    page = await portal.get(f"/{artifact_id}")
+    text = words(page)
+    assert "contract.docx" in text
+    assert "Agreement Terms" in text  # the outline
+    assert "free: no one has it checked out" in text
+    assert "Pages 2" in text
+    assert page.text.count('<img src="/workspaces/w1/files/') == 2
+    assert f"/workspaces/w1/files/{artifact_id}/versions/1/pages/2?scale=0.3" in page.text
+    assert f"/workspaces/w1/files/{artifact_id}/versions/1/content" in page.text
+    assert "<button>Check out</button>" in page.text
+    assert "first version" in text
+    assert "Pending proposals None." in text
+    plain = await portal.api.upload(build_docx(["No headings here."]))
+    assert "Outline None." in words(await portal.get(f"/{plain}"))
+    missing = await portal.get("/art_0000000000000000")
+    assert missing.status_code == 404
+
+
+async def test_a_person_who_may_not_edit_is_offered_no_check_out(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    await propose(portal, artifact_id)
+    portal.api.switch.set("t1", WORKSPACE, portal.api.files.key, enabled=False)
+    text = words(await portal.get(f"/{artifact_id}", who=BOB))
+    assert "You may read this file, not check it out." in text
+    assert "you may not decide" in text
+    assert "Check out" not in text
+
+
+# ─── check-out, extend, discard ───────────────────────────────────────────────
+
+
+async def test_a_check_out_downloads_the_file_and_shows_the_expiry(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    page = await portal.post(f"/{artifact_id}/check-out")
+    assert re.fullmatch(
+        r"Checked out version 1 until \d{4}-\d\d-\d\d \d\d:\d\d UTC\. Your download starts by "
+        r"itself; edit the file, then check it in below\. Download it again",
+        notice(page),
+    )
+    download = f"/workspaces/w1/files/{artifact_id}/versions/1/content"
+    assert f'<meta http-equiv="refresh" content="0; url={download}">' in page.text
+    assert f'name="back" value="{portal.url(f"/{artifact_id}")}"' in page.text
+    text = words(page)
+    assert "checked out by Alice until" in text
+    assert "Extend by 8 hours" in text
+    assert 'type="file" name="file"' in page.text
+    held = words(await portal.get(f"/{artifact_id}", who=BOB))
+    assert "checked out by Alice until" in held
+    assert "Someone else has it checked out" in held
+    busy = await portal.post(f"/{artifact_id}/check-out", who=BOB)
+    assert "is held by checkout:" in notice(busy)
+
+
+async def test_a_check_out_is_extended_or_discarded_from_its_page(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    await portal.post(f"/{artifact_id}/check-out")
+    page = (await portal.get(f"/{artifact_id}")).text
+    found = re.search(r'action="([^"]+/checkouts/(co_[0-9a-f]+))/extend"', page)
+    assert found is not None
+    base = f"/{artifact_id}/checkouts/{found.group(2)}"
+    extended = await portal.post(f"{base}/extend")
+    assert notice(extended).startswith("Extended: yours until ")
+    discarded = await portal.post(f"{base}/discard")
+    assert notice(discarded) == "Discarded: nothing was checked in, and the file is free."
+    assert "free: no one has it checked out" in words(discarded)
+    assert (
+        notice(await portal.post(f"{base}/extend")) == f"checkout {found.group(2)} does not exist"
+    )
+    assert "does not exist" in notice(await portal.post(f"{base}/discard"))
+
+
+# ─── check-in ─────────────────────────────────────────────────────────────────
+
+
+async def test_a_check_in_is_applied_and_shows_the_new_revisions_diff(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    changed = [*PARAGRAPHS[:-1], "Clause 60, amended at length by both of the parties today."]
+    page = await revise(portal, artifact_id, build_docx(changed))
+    assert notice(page) == "Applied: your check-in is version 2."
+    text = words(page)
+    assert "Version 1 to 2" in text
+    assert "Clause 60 of the agreement." in text
+    assert "Clause 60, amended at length" in text
+    assert "page 2, version 1" in text
+    assert "page 2, version 2" in text
+    assert f"/workspaces/w1/files/{artifact_id}/versions/2/pages/2?scale=0.5" in page.text
+    history = words(await portal.get(f"/{artifact_id}"))
+    assert "2 Alice changes download" in history
+
+
+async def test_a_check_in_of_the_same_file_is_unchanged(portal: Portal) -> None:
+    data = build_docx(PARAGRAPHS)
+    artifact_id = await portal.api.upload(data)
+    page = await revise(portal, artifact_id, data)
+    assert notice(page).startswith("Unchanged: the file you uploaded is version 1 as it is")
+
+
+async def test_a_check_in_after_the_file_moved_on_is_kept_as_a_proposal(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    proposal_id = await propose(portal, artifact_id, person="carol")
+    await portal.post(f"/{artifact_id}/check-out")
+    accepted = await portal.post(f"/{artifact_id}/proposals/{proposal_id}/accept", who=BOB)
+    assert notice(accepted) == "Accepted: the file is now version 2."
+    ws = await portal.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    lease = await portal.api.files.lease(ws, artifact_id)
+    assert lease is not None
+    checkout_id = _participant_id(lease.holder)
+    page = await portal.post(
+        f"/{artifact_id}/checkouts/{checkout_id}/check-in",
+        files={"file": ("contract.docx", build_docx(PARAGRAPHS[:50]))},
+    )
+    assert notice(page) == (
+        "Kept as a proposal: the file moved on to version 2 since you checked it out, so your "
+        "check-in waits for someone to accept it. See what it changes"
+    )
+    assert "yours: someone else decides" in words(page)
+    assert "checked in from check-out" in words(page)
+    mine = re.search(r"/proposals/(prp_[0-9a-f]+)\"", page.text)
+    assert mine is not None, page.text
+    refused = await portal.post(f"/{artifact_id}/proposals/{mine.group(1)}/accept")
+    assert "someone other than its author" in notice(refused)
+
+
+def _participant_id(holder: str) -> str:
+    return holder.split(":")[1]
+
+
+async def test_a_check_in_without_a_file_or_with_a_bad_one_is_refused_in_words(
+    portal: Portal,
+) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    await portal.post(f"/{artifact_id}/check-out")
+    ws = await portal.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    lease = await portal.api.files.lease(ws, artifact_id)
+    assert lease is not None
+    url = f"/{artifact_id}/checkouts/{_participant_id(lease.holder)}/check-in"
+    empty = await portal.post(url, data={"summary": "nothing"})
+    assert notice(empty) == "Choose the edited file to check in."
+    junk = await portal.post(url, files={"file": ("contract.docx", b"not a package")})
+    assert 'class="notice refused"' in junk.text
+    portal.api.app.fail_next("crashed", "inspect")
+    crashed = await portal.post(url, files={"file": ("contract.docx", build_docx(["x"]))})
+    assert notice(crashed) == "the fake app was told to fail (crashed)"
+
+
+async def test_an_applied_check_in_whose_diff_fails_says_so(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    portal.api.app.fail_next("crashed", "render")
+    page = await revise(portal, artifact_id, build_docx(PARAGRAPHS[:20]))
+    assert page.status_code == 502
+    assert "The app failed (crashed)" in words(page)
+
+
+# ─── diffs and proposals ──────────────────────────────────────────────────────
+
+
+async def test_a_diff_page_shows_review_changes_and_pages_one_side_lacks(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(["Terms."], comment="A", insertion=" net"))
+    await revise(portal, artifact_id, build_docx(PARAGRAPHS, comment="B"))
+    await revise(portal, artifact_id, build_docx(["Terms."], comment="B"))
+    grew = words(await portal.get(f"/{artifact_id}/diff?from=1&to=2"))
+    assert "changed comment: A → B" in grew
+    assert "removed change: net" in grew
+    assert "page 2, version 2" in grew
+    assert "no such page" in grew
+    shrank = words(await portal.get(f"/{artifact_id}/diff?from=2&to=3"))
+    assert "page 2, version 2" in shrank
+    assert "no such page" in shrank
+    same = words(await portal.get(f"/{artifact_id}/diff?from=3&to=3"))
+    assert "a diff goes from an earlier version to a later one" in same
+
+
+async def test_a_diff_with_nothing_to_show_says_so_and_a_long_one_says_it_was_cut(
+    portal: Portal,
+) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    await revise(portal, artifact_id, build_docx(PARAGRAPHS, comment="Fine"))
+    quiet = words(await portal.get(f"/{artifact_id}/diff?from=1&to=2"))
+    assert "No text changed." in quiet
+    assert "No page looks different." in quiet
+    assert "added comment: Fine" in quiet
+    await revise(portal, artifact_id, build_docx([p.upper() for p in PARAGRAPHS]))
+    cut = words(await portal.get(f"/{artifact_id}/diff?from=2&to=3"))
+    assert "The text diff was cut at its size cap." in cut
+    review = words(await portal.get(f"/{artifact_id}/diff?from=1&to=3"))
+    assert "None changed." in review
+
+
+async def test_a_proposal_page_shows_its_diff_and_lets_another_person_decide(
+    portal: Portal,
+) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    proposal_id = await propose(portal, artifact_id)
+    file_page = await portal.get(f"/{artifact_id}", who=BOB)
+    assert f"/proposals/{proposal_id}/accept" in file_page.text
+    page = await portal.get(f"/{artifact_id}/proposals/{proposal_id}", who=BOB)
+    text = words(page)
+    assert "proposed on version 1" in text
+    assert "Proposed by" in text
+    assert "ran edit.replaceAll" in text
+    assert "Art. 1 of the agreement." in text
+    assert "page 1, proposed" in text
+    assert f"/workspaces/w1/files/{artifact_id}/proposals/{proposal_id}/pages/1" in page.text
+    # alice's own agent proposed it: she reviews it, and may decide as anyone else.
+    own = await portal.get(f"/{artifact_id}/proposals/{proposal_id}")
+    assert f"/proposals/{proposal_id}/accept" in own.text
+    rejected = await portal.post(f"/{artifact_id}/proposals/{proposal_id}/reject", who=BOB)
+    assert notice(rejected) == "Rejected: the file is as it was."
+    again = await portal.post(f"/{artifact_id}/proposals/{proposal_id}/accept")
+    assert notice(again) == f"proposal {proposal_id} does not exist"
+    gone = await portal.get(f"/{artifact_id}/proposals/{proposal_id}", who=BOB)
+    assert gone.status_code == 404
+
+
+@pytest.mark.parametrize(
+    ("method", "path"),
+    [
+        ("GET", ""),
+        ("GET", "/art_1"),
+        ("GET", "/art_1/diff?from=1&to=2"),
+        ("GET", "/art_1/proposals/prop_1"),
+        ("POST", "/art_1/check-out"),
+        ("POST", "/art_1/checkouts/co_1/extend"),
+        ("POST", "/art_1/checkouts/co_1/discard"),
+        ("POST", "/art_1/checkouts/co_1/check-in"),
+        ("POST", "/art_1/proposals/prop_1/accept"),
+    ],
+)
+async def test_every_page_asks_who_you_are_first(portal: Portal, method: str, path: str) -> None:
+    response = await portal.client.request(method, portal.url(path))
+    assert response.status_code == 401
+    assert "Who are you?" in words(response)
+
+
+# ─── helpers ──────────────────────────────────────────────────────────────────
+
+
+def test_sizes_are_said_in_bytes_kib_or_mib() -> None:
+    assert [_size(n) for n in (12, 2048, 3 * 1024 * 1024)] == ["12 bytes", "2.0 KiB", "3.0 MiB"]
+
+
+def test_a_lease_holder_is_named_by_its_participant() -> None:
+    assert _participant("checkout:co_1:user:alice") == "user:alice"
+    assert _participant("edit:1234") == "edit:1234"

@@ -26,6 +26,7 @@ from schemathesis.specs.openapi.checks import (
 from artifactr.files import DOCX
 from tests.documents import build_docx
 from tests.router.conftest import Api
+from tests.router.test_diff import PARAGRAPHS, agent_proposal
 from tests.router.test_openapi import DOCUMENT
 
 schemathesis.serializer.alias(DOCX, "application/octet-stream")
@@ -56,7 +57,8 @@ TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size
 
 @pytest.fixture
 async def seeded(api: Api) -> tuple[Api, dict[str, Any]]:
-    artifact_id = await api.upload()
+    artifact_id = await api.upload(build_docx(PARAGRAPHS))
+    proposal_id = await agent_proposal(api, artifact_id)
     checkout = await api.check_out(artifact_id)
     real = {
         "workspace_id": "w1",
@@ -64,6 +66,7 @@ async def seeded(api: Api) -> tuple[Api, dict[str, Any]]:
         "checkout_id": checkout["id"],
         "version": 1,
         "page": 1,
+        "proposal_id": proposal_id,
     }
     return api, real
 

@@ -224,10 +224,10 @@ async def test_a_check_out_is_extended_or_discarded_from_its_page(portal: Portal
     discarded = await portal.post(f"{base}/discard")
     assert notice(discarded) == "Discarded: nothing was checked in, and the file is free."
     assert "free: no one has it checked out" in words(discarded)
-    assert (
-        notice(await portal.post(f"{base}/extend")) == f"checkout {found.group(2)} does not exist"
-    )
-    assert "does not exist" in notice(await portal.post(f"{base}/discard"))
+    # An ended check-out says how it ended, by whom and when (ADR-0009).
+    ended = f"check-out {found.group(2)} was discarded by user:alice at "
+    assert notice(await portal.post(f"{base}/extend")).startswith(ended)
+    assert notice(await portal.post(f"{base}/discard")) == notice(discarded)  # a retry
 
 
 # ─── check-in ─────────────────────────────────────────────────────────────────

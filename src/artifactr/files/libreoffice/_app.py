@@ -400,13 +400,13 @@ class LibreOffice:
         if cached is not None:
             self._pdfs.move_to_end(key)
             return cached
+        # Screened only when no PDF is kept: a further page costs no screening.
+        await asyncio.to_thread(_fingerprint, content)
+        runner = await self._runner()
+        # No await between this look and the registration: one export a content at a time.
         task = self._exporting.get(key)
         if task is None:
-            # Screened only when no PDF is kept: a further page costs no screening.
-            await asyncio.to_thread(_fingerprint, content)
-            task = self._exporting.get(key)
-        if task is None:
-            task = asyncio.create_task(self._exported(key, content, await self._runner()))
+            task = asyncio.create_task(self._exported(key, content, runner))
             task.add_done_callback(_retrieved)
             self._exporting[key] = task
         try:

@@ -121,7 +121,7 @@ def report(
     LOG.info(
         "%s: %d tries, outcomes %s, per side ms p50 %.1f p90 %.1f max %.1f",
         race,
-        TRIES,
+        len(made),
         dict(sorted(outcomes.items())),
         statistics.median(timings) * 1000,
         quantiles[-1] * 1000,

@@ -30,6 +30,7 @@ from grantr import Agent, User
 
 from artifactr.files import serve
 from artifactr.files.demo import FORCE_FAKE
+from artifactr.files.fake import FakeApp
 from artifactr.files.portal import PERSON_COOKIE
 from tests.documents import build_docx
 from tests.office import need_office
@@ -221,3 +222,26 @@ async def test_the_served_demo_leads_with_the_page_and_a_chosen_person_reads_by_
             artifact = found.group(1).rsplit("/", 1)[1]
             lease = await client.get(f"/workspaces/w1/files/{artifact}/lease")
             assert lease.status_code == 200
+
+
+async def test_an_app_without_the_assistants_commands_serves_with_no_suggestion(
+    tmp_path: Path,
+) -> None:
+    lines: list[str] = []
+    app = serve.create_app(
+        tmp_path / "serve.db",
+        corpus=tmp_path,
+        say=lines.append,
+        native_app=FakeApp(fail={"apply": "refused"}),
+    )
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://demo.test") as client:
+            client.cookies.set(PERSON_COOKIE, "rita")
+            files = await client.get("/portal/workspaces/w1/files")
+            found = re.search(r'href="(/portal/workspaces/w1/files/art_[0-9a-f]+)"', files.text)
+            assert found is not None
+            page = await client.get(found.group(1))
+            assert "Pending proposals" in page.text
+            assert "None." in page.text
+    assert any("the assistant's suggestion was not seeded" in line for line in lines)

@@ -46,6 +46,7 @@ from pydantic_ai import Agent
 from artifactr.files.app import App, AppCommand
 from artifactr.files.demo import choose_app
 from artifactr.files.documents import build_docx
+from artifactr.files.errors import AppRefused
 from artifactr.files.fake import FakeApp
 from artifactr.files.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.manifests import DOCX, WordDocument
@@ -234,7 +235,11 @@ def create_app(
         outcome = await files.upload(ws, name, _once(data), media_type=DOCX)
         assert isinstance(outcome, Applied), "a person's upload is applied"
         assistant = await workspaces.open(TENANT, WORKSPACE, actor=ASSISTANT)
-        await files.edit(assistant, outcome.artifact_id, base_version=1, commands=SUGGESTION)
+        try:
+            await files.edit(assistant, outcome.artifact_id, base_version=1, commands=SUGGESTION)
+        except AppRefused as refused:
+            # Another app's commands differ from FakeApp's and WordCraft's: no suggestion then.
+            say(f"the assistant's suggestion was not seeded: {refused.reason}")
         _instructions(say, base_url, f"{WORKSPACE}/files/{outcome.artifact_id}", name)
         try:
             yield

@@ -169,6 +169,19 @@ SUGGESTION: Final = (
 )
 """The assistant's seeded edit, a proposal on any document: a payment term, commented."""
 
+SUGGESTIONS: Final[dict[str, tuple[AppCommand, ...]]] = {
+    "libreoffice": (
+        AppCommand(
+            command="paragraph.append", params={"text": "Invoices are paid within fourteen days."}
+        ),
+        AppCommand(
+            command="comment.add",
+            params={"anchor": "fourteen days", "text": "Shorter terms, as agreed."},
+        ),
+    ),
+}
+"""The same edit in the commands of an app that doesn't speak WordCraft's, by its name."""
+
 
 def seed_document(corpus: Path = CORPUS) -> tuple[str, bytes]:
     """Return the document to seed: the corpus's, or a small generated one without it."""
@@ -204,9 +217,11 @@ def create_app(
     """
     engine = create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
     switch = InMemoryIntegrations()
+    native_app = native_app or FakeApp()
+    suggestion = SUGGESTIONS.get(native_app.name, SUGGESTION)
     files = NativeFiles(
         blobs=SqlBlobs(engine),
-        app=native_app or FakeApp(),
+        app=native_app,
         leases=SqlLeases(engine),
         checkouts=SqlCheckouts(engine),
         renders=SqlRenders(engine),
@@ -234,7 +249,7 @@ def create_app(
         outcome = await files.upload(ws, name, _once(data), media_type=DOCX)
         assert isinstance(outcome, Applied), "a person's upload is applied"
         assistant = await workspaces.open(TENANT, WORKSPACE, actor=ASSISTANT)
-        await files.edit(assistant, outcome.artifact_id, base_version=1, commands=SUGGESTION)
+        await files.edit(assistant, outcome.artifact_id, base_version=1, commands=suggestion)
         _instructions(say, base_url, f"{WORKSPACE}/files/{outcome.artifact_id}", name)
         try:
             yield

@@ -68,6 +68,7 @@ class Stop(Exception):
     """Ends the story once the agent's edit is told."""
 
 
+@pytest.mark.timeout(180)  # it starts offices: seconds each on a busy machine
 async def test_on_libreoffice_the_agent_sees_a_real_page_and_edits_in_its_commands(
     tmp_path: Path,
 ) -> None:

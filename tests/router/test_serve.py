@@ -150,6 +150,7 @@ def test_the_served_job_lets_a_reader_read_and_an_editor_check_out_and_in_over_h
     assert not job.is_alive()
 
 
+@pytest.mark.timeout(180)  # it starts offices: seconds each on a busy machine
 def test_on_libreoffice_the_served_job_says_so_and_serves_real_pages(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -63,6 +63,7 @@ async def test_every_hostile_file_is_refused_in_time_in_bounded_memory_and_the_w
         assert len(recorded(pids)) == 1
 
 
+@pytest.mark.timeout(180)  # it starts offices: seconds each on a busy machine
 async def test_a_libreoffice_worker_refuses_every_hostile_file_before_the_office_and_goes_on(
     scratch: Path,
 ) -> None:

@@ -21,6 +21,8 @@ from tests.worker.conftest import TOKEN, MakeWorker
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
+pytestmark = pytest.mark.timeout(180)  # each test starts offices: seconds each on a busy machine
+
 
 @pytest.fixture
 def leftovers(scratch: Path) -> Iterator[Path]:

@@ -406,6 +406,7 @@ async def test_the_result_is_the_outcome_line_then_the_bytes(
     assert reply.status_code == 200
     assert reply.headers["content-type"] == CONTENT_TYPE
     line, _, content = reply.content.partition(b"\n")
+    assert json.loads(line)["app"] == "wordcraft"
     assert json.loads(line)["inspection"]["about"]["app"] == "wordcraft"
     assert content == report
     with zipfile.ZipFile(io.BytesIO(content)) as archive:

@@ -170,6 +170,19 @@ SUGGESTION: Final = (
 )
 """The assistant's seeded edit, a proposal on any document: a payment term, commented."""
 
+SUGGESTIONS: Final[dict[str, tuple[AppCommand, ...]]] = {
+    "libreoffice": (
+        AppCommand(
+            command="paragraph.append", params={"text": "Invoices are paid within fourteen days."}
+        ),
+        AppCommand(
+            command="comment.add",
+            params={"anchor": "fourteen days", "text": "Shorter terms, as agreed."},
+        ),
+    ),
+}
+"""The same edit in the commands of an app that doesn't speak WordCraft's, by its name."""
+
 
 def seed_document(corpus: Path = CORPUS) -> tuple[str, bytes]:
     """Return the document to seed: the corpus's, or a small generated one without it."""
@@ -205,9 +218,11 @@ def create_app(
     """
     engine = create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
     switch = InMemoryIntegrations()
+    native_app = native_app or FakeApp()
+    suggestion = SUGGESTIONS.get(native_app.name, SUGGESTION)
     files = NativeFiles(
         blobs=SqlBlobs(engine),
-        app=native_app or FakeApp(),
+        app=native_app,
         leases=SqlLeases(engine),
         checkouts=SqlCheckouts(engine),
         renders=SqlRenders(engine),
@@ -236,9 +251,9 @@ def create_app(
         assert isinstance(outcome, Applied), "a person's upload is applied"
         assistant = await workspaces.open(TENANT, WORKSPACE, actor=ASSISTANT)
         try:
-            await files.edit(assistant, outcome.artifact_id, base_version=1, commands=SUGGESTION)
+            await files.edit(assistant, outcome.artifact_id, base_version=1, commands=suggestion)
         except AppRefused as refused:
-            # Another app's commands differ from FakeApp's and WordCraft's: no suggestion then.
+            # An app whose commands are neither WordCraft's nor LibreOffice's: no suggestion then.
             say(f"the assistant's suggestion was not seeded: {refused.reason}")
         _instructions(say, base_url, f"{WORKSPACE}/files/{outcome.artifact_id}", name)
         try:

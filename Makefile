@@ -1,5 +1,5 @@
 # The README's two commands: `make demo` runs the whole story, `make test` runs every gate.
-.PHONY: demo test serve format example
+.PHONY: demo test serve format example docs
 
 demo:
 	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync python -m artifactr.files.demo
@@ -15,3 +15,6 @@ serve:
 
 example:
 	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync python -m examples.walkthrough
+
+docs:
+	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync mkdocs build

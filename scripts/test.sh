@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Every gate, in the order that fails fastest: ruff, pyright strict, then pytest with branch
-# coverage at 100% over src/, warnings as errors and a timeout on every test. With no arguments
+# Every gate, in the order that fails fastest: ruff, pyright strict, the docs' strict build,
+# then pytest with branch coverage at 100% over src/, warnings as errors and a timeout on every
+# test. With no arguments
 # (the full gate) the built wheel is also installed with each extra into a fresh virtual
 # environment and imported (scripts/standalone.py), beside pytest.
 set -euo pipefail
@@ -17,6 +18,7 @@ run ruff format --check src tests scripts worker migrations examples docs
 run ruff check src tests scripts worker migrations examples
 run pyright
 run python scripts/check_pins.py
+run mkdocs build --quiet  # the guide, the reference and the ADRs, strictly (mkdocs.yml)
 standalone=""
 if [ $# -eq 0 ]; then
   standalone_log=$(mktemp)

@@ -84,7 +84,7 @@ from artifactr.files.manifests import (
     clean_text,
 )
 from artifactr.files.revisions import revision_patch
-from artifactr.files.telemetry import ARTIFACT_ID, TENANT_ID, WORKSPACE_ID, Telemetry
+from artifactr.files.telemetry import APP, ARTIFACT_ID, TENANT_ID, WORKSPACE_ID, Telemetry
 from artifactr.files.visibility import visible
 
 EDIT_TTL: Final = timedelta(seconds=45)
@@ -279,6 +279,7 @@ class NativeFiles:
         self._build = build or app.name
         self._clock = clock
         self._telemetry = telemetry or Telemetry()
+        self._version: str | None = None  # the app's version, as its last answer reported it
 
     # ─── the switch ───────────────────────────────────────────────────────────
 
@@ -524,10 +525,15 @@ class NativeFiles:
         if cached is not None:
             return cached
         source = await self._blob(ws, artifact_id, number, manifest.content)
-        attributes = {"artifactr.files.page": page, "artifactr.files.content.sha256": sha}
-        with self._telemetry.operation(
-            "render", self._scoped(ws, artifact_id), {**attributes, BYTES_IN: len(source)}
-        ) as span:
+        attributes = {
+            "artifactr.files.page": page,
+            "artifactr.files.content.sha256": sha,
+            "artifactr.files.app.build": self._build,
+            BYTES_IN: len(source),
+        }
+        if self._version is not None:
+            attributes["artifactr.files.app.version"] = self._version
+        with self._telemetry.operation("render", self._scoped(ws, artifact_id), attributes) as span:
             png = await self.app.render(source, page, scale=scale, deadline=self._render_deadline)
             span.set_attribute("artifactr.files.bytes.out", len(png))
         await self._renders.put(key, png)
@@ -1096,11 +1102,17 @@ class NativeFiles:
         return fields, more
 
     def _scoped(self, ws: Workspace, artifact_id: str) -> dict[str, str]:
-        return {TENANT_ID: ws.tenant_id, WORKSPACE_ID: ws.workspace_id, ARTIFACT_ID: artifact_id}
+        return {
+            TENANT_ID: ws.tenant_id,
+            WORKSPACE_ID: ws.workspace_id,
+            ARTIFACT_ID: artifact_id,
+            APP: self.app.name,
+        }
 
-    @staticmethod
-    def _about(inspection: Inspection) -> dict[str, str]:
+    def _about(self, inspection: Inspection) -> dict[str, str]:
         about = inspection.about
+        if about.version is not None:
+            self._version = about.version
         named = {
             "artifactr.files.app": about.app,
             "artifactr.files.app.version": about.version,

@@ -36,6 +36,7 @@ LAYERS: dict[str, set[str]] = {
     "fingerprint": CORE,
     "integrations": CORE,
     "leases": CORE,
+    "log": CORE,
     "manifests": CORE,
     "mcp": CORE | {"artifactr.mcp", "artifactr.agent", "mcp"},
     "native": CORE,

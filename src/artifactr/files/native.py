@@ -45,6 +45,7 @@ from artifactr.core import (
 from artifactr.workspace import Access, Scope, Workspace
 from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
 
+from artifactr.files import log
 from artifactr.files.app import (
     EDIT_DEADLINE,
     RENDER_DEADLINE,
@@ -574,6 +575,7 @@ class NativeFiles:
 
     # ─── writes ───────────────────────────────────────────────────────────────
 
+    @log.logged("uploaded")
     async def upload(
         self,
         ws: Workspace,
@@ -618,6 +620,7 @@ class NativeFiles:
         )
         return await ws.create(manifest, artifact_id=artifact_id, thread_id=thread_id)
 
+    @log.logged("edited")
     async def edit(
         self,
         ws: Workspace,
@@ -724,6 +727,7 @@ class NativeFiles:
             )
         )
 
+    @log.logged("checked_out")
     async def check_out(self, ws: Workspace, artifact_id: str) -> Checkout:
         """Check the head out to the handle's actor: an exclusive lease of ``checkout_ttl``.
 
@@ -756,6 +760,7 @@ class NativeFiles:
         await self.checkouts.add(scope_of(ws), record)
         return record
 
+    @log.logged("extended")
     async def extend(self, ws: Workspace, checkout_id: str) -> Checkout:
         """Extend a check-out by ``checkout_ttl`` from now, by acquiring its lease again.
 
@@ -781,6 +786,7 @@ class NativeFiles:
             raise _ended(checkout_id, await self.checkouts.get(scope, checkout_id))
         return record.model_copy(update={"expires_at": lease.expires_at})
 
+    @log.logged("discarded")
     async def discard(self, ws: Workspace, checkout_id: str) -> None:
         """End a check-out without checking anything in; its lease is released.
 
@@ -809,7 +815,10 @@ class NativeFiles:
         # The record ends first, then the lease goes: an extend in between sees it ended.
         await self.checkouts.end(scope, checkout_id, "discarded", by=ws.actor, at=self._clock())
         await self.leases.release(scope, record.artifact_id, record.holder)
+        ended = {"checkout_id": checkout_id, "artifact_id": record.artifact_id}
+        log.record("discarded", ws, {**ended, "holder": record.holder})
 
+    @log.logged("checked_in")
     async def check_in(
         self,
         ws: Workspace,
@@ -1005,6 +1014,7 @@ class NativeFiles:
 
     # ─── collection ───────────────────────────────────────────────────────────
 
+    @log.logged("collected")
     async def collect(self, ws: Workspace, *, grace: timedelta = timedelta(hours=1)) -> int:
         """Remove blobs that no revision, pending proposal or open check-out names.
 

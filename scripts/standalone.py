@@ -1,8 +1,14 @@
-"""Standalone: the built wheel imports cleanly outside the project, migrations included.
+"""Standalone: the built wheel installs with each extra and imports outside the project.
 
-Builds the wheel, installs it with artifactr-ai into a fresh virtual environment, and imports
-``artifactr.files`` from another directory, so neither ``src/`` nor the project's own
-environment can stand in for the installed package. Run by a test and by ``moon run :standalone``.
+Builds the wheel once and checks it ships ``artifactr/files/**`` alone (never
+``artifactr/__init__.py``, which artifactr-ai owns). Then, in one fresh virtual environment
+and from another directory, so neither ``src/`` nor the project's own environment can stand in
+for the installed package, it installs the bare wheel and then each extra in turn, at the
+versions ``uv.lock`` pins, and imports what that extra brings: bare, the core imports and an
+extra's name is an ImportError naming the extra; ``fastapi``, the router; ``worker``, the
+WordCraft adapters; ``mcp``, the MCP tools; ``sqlite``, the SQL adapters with their migrations,
+run on a file; ``postgres``, asyncpg; ``serve``, the served job. Run by the test command and
+by ``moon run :standalone``.
 """
 
 import os
@@ -10,43 +16,101 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
+import zipfile
 from pathlib import Path
+from typing import Final
 
 ROOT = Path(__file__).resolve().parents[1]
 
 UV = os.environ.get("UV") or shutil.which("uv") or str(Path.home() / ".local" / "bin" / "uv")
 """The uv to build and install with: ``$UV``, the one on the path, or pip's user install."""
 
-PROBE = """
-import importlib.resources, artifactr, artifactr.files, artifactr.files.migrations
-from artifactr.files.sql import migrate
-versions = importlib.resources.files("artifactr.files.migrations") / "versions"
-assert any(p.name.startswith("0001") for p in versions.iterdir()), "no migrations in the wheel"
+BARE: Final = """
+import artifactr.files
+from artifactr.files import FakeApp, NativeFiles, WordDocument, fingerprint, integration_gate
+extras = [("SqlBlobs", "[sqlite]"), ("files_router", "[fastapi]"), ("Worker", "[worker]")]
+for name, extra in extras:
+    try:
+        getattr(artifactr.files, name)
+    except ImportError as missing:
+        assert extra in str(missing), missing
+    else:
+        raise AssertionError(f"{name} imported without its extra")
 print(artifactr.files.__file__)
 """
+"""What the bare wheel imports, and how it refuses an extra's names."""
+
+PROBES: Final = {
+    "fastapi": "from artifactr.files import files_router",
+    "worker": "from artifactr.files import Subprocess, Worker",
+    "mcp": "import artifactr.files.mcp",
+    "sqlite": """
+import asyncio, importlib.resources
+from artifactr.sql import create_sqlite_engine, migrate
+from artifactr.files import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
+from artifactr.files.sql import migrate as migrate_files
+versions = importlib.resources.files("artifactr.files.migrations") / "versions"
+assert any(p.name.startswith("0001") for p in versions.iterdir()), "no migrations in the wheel"
+async def main():
+    engine = create_sqlite_engine("sqlite+aiosqlite:///probe.db")
+    await migrate(engine)
+    await migrate_files(engine)
+    await engine.dispose()
+asyncio.run(main())
+""",
+    "postgres": "import asyncpg, artifactr.files.sql",
+    "serve": "import artifactr.files.serve",
+}
+"""Each extra, in the order installed, and what it must then import."""
+
+
+def check_wheel(wheel: Path) -> None:
+    """Fail unless the wheel ships artifactr/files alone, with its migrations and py.typed."""
+    names = zipfile.ZipFile(wheel).namelist()
+    shipped = {name for name in names if not name.startswith("artifactr_files_ai-")}
+    assert "artifactr/__init__.py" not in shipped, "the wheel ships artifactr/__init__.py"
+    strays = sorted(name for name in shipped if not name.startswith("artifactr/files/"))
+    assert not strays, f"the wheel ships more than artifactr/files: {strays}"
+    # LibreOffice's driver is run from the installed package by the system Python.
+    needs = ["migrations/env.py", "py.typed", "libreoffice/driver.py"]
+    for needed in [f"artifactr/files/{name}" for name in needs]:
+        assert needed in shipped, f"the wheel lacks {needed}"
 
 
 def main() -> int:
-    """Build, install and import the wheel; return the process's exit code."""
+    """Build, check, install and import the wheel with each extra; return the exit code."""
+    started = time.perf_counter()
     with tempfile.TemporaryDirectory() as scratch:
         where = Path(scratch)
         subprocess.run(
-            [UV, "build", "--wheel", "--out-dir", str(where / "dist"), str(ROOT)],
+            [UV, "build", "-q", "--wheel", "-p", sys.executable, "--out-dir", str(where), ROOT],
             check=True,
             capture_output=True,
         )
-        wheel = next((where / "dist").glob("*.whl"))
+        wheel = next(where.glob("*.whl"))
+        check_wheel(wheel)
+        pins = where / "pins.txt"
+        export = ["export", "-q", "--locked", "--no-dev", "--all-extras", "--no-emit-project"]
+        subprocess.run([UV, *export, "--no-hashes", "-o", str(pins)], cwd=ROOT, check=True)
         venv = where / "venv"
         subprocess.run([UV, "venv", "-q", "-p", sys.executable, str(venv)], check=True)
-        python = venv / "bin" / "python"
-        subprocess.run(
-            [UV, "pip", "install", "-q", "-p", str(python), f"{wheel}[sqlite]"], check=True
-        )
-        found = subprocess.run(
-            [str(python), "-c", PROBE], cwd=where, check=True, capture_output=True, text=True
-        )
-        print(found.stdout.strip())
-        return 0 if str(venv) in found.stdout else 1
+        python = str(venv / "bin" / "python")
+        steps = [("", BARE), *PROBES.items()]
+        for extra, probe in steps:
+            wanted = f"{wheel}[{extra}]" if extra else str(wheel)
+            subprocess.run(
+                [UV, "pip", "install", "-q", "-p", python, "-c", str(pins), wanted], check=True
+            )
+            found = subprocess.run(
+                [python, "-c", probe], cwd=where, capture_output=True, text=True, check=False
+            )
+            if found.returncode != 0:
+                print(f"with [{extra}]: {found.stderr}", file=sys.stderr)
+                return 1
+            print(f"{extra or 'bare'}: imports {found.stdout.strip()}".rstrip())
+    print(f"standalone: {len(steps)} installs in {time.perf_counter() - started:.1f} s")
+    return 0
 
 
 if __name__ == "__main__":

@@ -119,6 +119,11 @@ def test_the_demo_uploads_a_corpus_document_or_builds_one(tmp_path: Path) -> Non
     name, data = source_document(tmp_path)
     assert name == "contract.docx"
     assert zipfile.ZipFile(io.BytesIO(data)).read("word/document.xml")
+    (tmp_path / DOCUMENT).write_bytes(data[::-1])
+    assert source_document(tmp_path) == (DOCUMENT, data[::-1])
+
+
+def test_the_demo_uploads_the_real_corpus_document_where_it_is() -> None:
     if not (CORPUS / DOCUMENT).is_file():
         pytest.skip(f"the corpus is not here: {CORPUS}")
     assert source_document(CORPUS) == (DOCUMENT, (CORPUS / DOCUMENT).read_bytes())

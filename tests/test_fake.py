@@ -230,6 +230,22 @@ async def test_a_split_inside_a_hyperlink_splits_the_hyperlink(app: FakeApp) -> 
     assert [p.xpath("string(.)") for p in paragraphs] == ["", "cli", " here now"]
 
 
+async def test_a_split_inside_a_tracked_insertion_gives_each_half_an_insertion_of_its_own(
+    app: FakeApp,
+) -> None:
+    inserted = f'<w:ins w:id="7" w:author="Ada" w:date="2024-01-01T00:00:00Z">{run("new words")}'
+    source = package(paragraph(inner=f"{run('Old ')}{inserted}</w:ins>"))
+    content = await edit(app, source, cmd("select.text", text="w w"), cmd("text.newParagraph"))
+    paragraphs = xml(content).findall("w:body/w:p", NS)
+    assert [p.xpath("string(.)") for p in paragraphs] == ["Old ne", "ords"]
+    halves = [p.findall("w:ins", NS) for p in paragraphs]
+    assert [len(half) for half in halves] == [1, 1]
+    ids = [half[0].get(f"{{{NS['w']}}}id") for half in halves]
+    assert ids[0] == "7"
+    assert ids[1] != "7"
+    assert halves[1][0].get(f"{{{NS['w']}}}author") == "Ada"
+
+
 async def test_an_empty_insertion_at_the_caret_changes_nothing(app: FakeApp) -> None:
     source = build_docx()
     edited = await app.apply(source, [cmd("text.insert", text="")])
@@ -656,6 +672,23 @@ async def test_a_tracked_paragraph_break_is_joined_again_when_rejected(app: Fake
         "rPr",
         "pPrChange",
     ]
+    rejected = await edit(app, tracked, cmd("review.rejectAll"))
+    assert texts(rejected) == ["Onetwo"]
+
+
+async def test_a_tracked_paragraph_break_keeps_the_formatting_of_the_paragraph_mark(
+    app: FakeApp,
+) -> None:
+    source = package(paragraph(inner="<w:pPr><w:rPr><w:b/></w:rPr></w:pPr>" + run("Onetwo")))
+    tracked = await edit(
+        app,
+        source,
+        cmd("review.trackChanges", value=True),
+        cmd("select.text", text="two"),
+        cmd("text.insert", text="\rtwo"),
+    )
+    first = xml(tracked).findall("w:body/w:p", NS)[0]
+    assert [etree.QName(c).localname for c in first.find("w:pPr/w:rPr", NS)] == ["ins", "b"]
     rejected = await edit(app, tracked, cmd("review.rejectAll"))
     assert texts(rejected) == ["Onetwo"]
 

@@ -1,10 +1,10 @@
 """Leases through a workspace: access checks, hiding, and the refusal that names the holder."""
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from artifactr import UserActor, Workspaces
-from artifactr.core import Actor, Forbidden, NotFound, Visibility
+from artifactr.core import Actor, Forbidden, InvalidState, NotFound, Visibility
 from artifactr.workspace import Access, InMemoryStorage, Workspace
 
 from artifactr.files import (
@@ -19,6 +19,7 @@ from artifactr.files import (
     lease_artifact,
     release_artifact,
 )
+from artifactr.files.errors import rfc3339
 from tests.clock import Clock
 
 HOUR = timedelta(hours=1)
@@ -71,12 +72,17 @@ async def test_another_holder_is_refused_as_busy_with_the_lease_until_it_expires
     with pytest.raises(ArtifactBusy) as caught:
         await lease_artifact(ws, leases, "doc", holder="edit:1", ttl=timedelta(seconds=45))
     assert caught.value.lease == held
-    assert caught.value.code == "invalid_state"
+    assert caught.value.code == "artifact_busy"
+    assert isinstance(caught.value, InvalidState)
+    until = rfc3339(held.expires_at)
+    assert until.endswith("Z")
     assert caught.value.payload() == {
-        "type": "invalid_state",
-        "message": f"artifact doc is held by {held.holder} until {held.expires_at.isoformat()}",
+        "type": "artifact_busy",
+        "message": f"artifact doc is held by {held.holder} until {until}",
         "artifact_id": "doc",
-        "lease": {"holder": held.holder, "expires_at": held.expires_at.isoformat()},
+        "holder": held.holder,
+        "until": until,
+        "lease": {"holder": held.holder, "expires_at": until},
     }
     clock.now += HOUR
     taken = await lease_artifact(ws, leases, "doc", holder="edit:1", ttl=timedelta(seconds=45))
@@ -114,3 +120,20 @@ async def test_leasing_and_releasing_ask_for_edit_access_but_reading_does_not() 
     with pytest.raises(Forbidden):
         await release_artifact(ws, leases, "doc", holder="edit:1")
     assert await artifact_lease(ws, leases, "doc") is None
+
+
+def test_a_time_is_given_in_rfc_3339_in_utc() -> None:
+    assert rfc3339(datetime(2026, 11, 30, 20, tzinfo=UTC)) == "2026-11-30T20:00:00Z"
+    paris = timezone(timedelta(hours=1))
+    assert rfc3339(datetime(2026, 11, 30, 21, 0, 0, 500, tzinfo=paris)) == (
+        "2026-11-30T20:00:00.000500Z"
+    )
+
+
+def test_a_lease_that_just_ended_is_busy_with_no_holder() -> None:
+    assert ArtifactBusy("doc", None).details() == {
+        "artifact_id": "doc",
+        "holder": None,
+        "until": None,
+        "lease": None,
+    }

@@ -5,7 +5,7 @@ import re
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-CHECKED = ["src", "tests", "scripts", "worker", "migrations"]
+CHECKED = ["src", "tests", "scripts", "worker", "migrations", "examples"]
 BANNED = re.compile(
     "|".join(
         re.escape(marker)

@@ -550,10 +550,11 @@ async def test_two_people_racing_to_check_out_get_one_check_out_and_one_busy(api
     assert statuses == [200, 409]
     won = next(answer for answer in answers if answer.status_code == 200).json()
     busy = next(answer for answer in answers if answer.status_code == 409).json()["detail"]
-    assert busy["type"] == "invalid_state"
+    assert busy["type"] == "artifact_busy"
     assert busy["artifact_id"] == artifact_id
-    assert busy["lease"]["holder"] == won["holder"]
-    assert busy["lease"]["expires_at"] == "2026-11-30T20:00:00+00:00"
+    assert (busy["holder"], busy["until"]) == (won["holder"], "2026-11-30T20:00:00Z")
+    assert busy["lease"] == {"holder": won["holder"], "expires_at": "2026-11-30T20:00:00Z"}
+    assert won["expires_at"] == busy["until"]  # one date format in every response
 
 
 async def test_a_second_tab_is_refused_as_busy(api: Api) -> None:
@@ -1139,3 +1140,24 @@ async def test_a_1_gib_check_in_is_refused_413_at_the_limit_in_flat_memory(
     assert response.json()["detail"]["limit"] == MAX_SIZE
     assert MAX_SIZE < big.sent < MAX_SIZE + 4 * MIB
     assert peak < FLAT, f"peak {peak / MIB:.1f} MiB"
+
+
+async def test_a_browser_s_octet_stream_uploads_and_checks_in_as_a_docx(api: Api) -> None:
+    octets = {"content-type": "application/octet-stream"}
+    response = await api.client.post(
+        api.url(),
+        params={"name": "contract.docx"},
+        content=build_docx(),
+        headers={**ALICE, **octets},
+    )
+    assert response.status_code == 201, response.text
+    artifact_id = response.json()["artifact_id"]
+    head = await api.client.head(response.headers["location"], headers=ALICE)
+    assert head.headers["content-type"] == DOCX
+    checkout = await api.check_out(artifact_id)
+    checked_in = await api.client.post(
+        api.url(f"/{artifact_id}/checkouts/{checkout['id']}/check-in"),
+        content=EDITED,
+        headers={**ALICE, **octets},
+    )
+    assert (checked_in.status_code, checked_in.json()["status"]) == (200, "applied")

@@ -103,7 +103,7 @@ def test_the_served_job_lets_a_reader_read_and_an_editor_check_out_and_in_over_h
         "'x-user: rita' -X POST $W/checkouts  # forbidden: edit_artifact is refused, 403",
         "'x-user: mallory' $W/lease  # forbidden: open is refused, 403",
         "'x-user: rita' $W/lease  # holder checkout:$CO:user:eddie, expires_at, 200",
-        "'x-user: eddie' -X POST $W/checkouts  # invalid_state: held by him until when, 409",
+        "'x-user: eddie' -X POST $W/checkouts  # artifact_busy: held by him until when, 409",
         "$W/checkouts/$CO/check-in  # forbidden: someone else's, 403",
     ):
         assert promise.replace("contract.docx", name) in output, promise
@@ -135,7 +135,7 @@ def test_the_served_job_lets_a_reader_read_and_an_editor_check_out_and_in_over_h
         assert lease.json()["lease"]["holder"] == held["holder"]
         busy = client.post(f"{url}/checkouts", headers=EDDIE)
         assert busy.status_code == 409
-        assert busy.json()["detail"]["type"] == "invalid_state"
+        assert busy.json()["detail"]["type"] == "artifact_busy"
         assert busy.json()["detail"]["lease"]["holder"] == held["holder"]
         # rita may not check his check-out in; he checks in a new version, which she reads.
         check_in = f"{url}/checkouts/{held['id']}/check-in"

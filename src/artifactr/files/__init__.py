@@ -7,10 +7,17 @@ content digest it was made from (RFC-0003, ADR-0006)::
 
     from artifactr.files import NativeFiles, WordDocument, integration_gate
 
-Extras: ``sql``/``sqlite``/``postgres`` (:mod:`artifactr.files.sql`), ``fastapi``
-(:mod:`artifactr.files.router`), ``worker`` (:mod:`artifactr.files.wordcraft`), ``mcp``
-(:mod:`artifactr.files.mcp`).
+The top level holds what an application uses: the service and its results, the manifests, the
+switch, the ports with their in-memory adapters, the fake app and the errors. The adapters that
+need an extra load when first used, and a missing extra is an :class:`ImportError` that names
+it: ``SqlBlobs``, ``SqlCheckouts``, ``SqlLeases`` and ``SqlRenders`` (``sqlite`` or
+``postgres``), ``files_router`` (``fastapi``), ``Subprocess`` and ``Worker`` (``worker``), and
+``native_file_tools`` (pydantic-ai, which artifactr-ai brings). The MCP tools are
+:mod:`artifactr.files.mcp` (``mcp``).
 """
+
+import importlib
+from typing import TYPE_CHECKING, Final
 
 from artifactr.files.app import (
     About,
@@ -35,6 +42,9 @@ from artifactr.files.errors import (
     NotEnabled,
     UnsafeFile,
 )
+from artifactr.files.fake import FakeApp
+from artifactr.files.fingerprint import DEFAULT_LIMITS, ZipLimits, fingerprint
+from artifactr.files.integrations import InMemoryIntegrations, Integrations, integration_gate
 from artifactr.files.leases import (
     ArtifactLease,
     InMemoryLeases,
@@ -44,8 +54,68 @@ from artifactr.files.leases import (
     release_artifact,
 )
 from artifactr.files.manifests import DOCX, Blob, NativeFile, Provenance, WordDocument
+from artifactr.files.native import CheckedIn, NativeFiles, Unchanged
+from artifactr.files.telemetry import Telemetry
+
+if TYPE_CHECKING:
+    # What an extra brings, named for type checkers; at run time __getattr__ loads it.
+    from artifactr.files.router import files_router as files_router
+    from artifactr.files.sql import SqlBlobs as SqlBlobs
+    from artifactr.files.sql import SqlCheckouts as SqlCheckouts
+    from artifactr.files.sql import SqlLeases as SqlLeases
+    from artifactr.files.sql import SqlRenders as SqlRenders
+    from artifactr.files.tools import native_file_tools as native_file_tools
+    from artifactr.files.wordcraft import Subprocess as Subprocess
+    from artifactr.files.wordcraft import Worker as Worker
+
+_SQL: Final = "the 'sqlite' or 'postgres' extra: pip install 'artifactr-files-ai[sqlite]'"
+_WORKER: Final = "the 'worker' extra: pip install 'artifactr-files-ai[worker]'"
+
+EXTRAS: Final[dict[str, tuple[str, str]]] = {
+    "SqlBlobs": ("artifactr.files.sql", _SQL),
+    "SqlCheckouts": ("artifactr.files.sql", _SQL),
+    "SqlLeases": ("artifactr.files.sql", _SQL),
+    "SqlRenders": ("artifactr.files.sql", _SQL),
+    "Subprocess": ("artifactr.files.wordcraft", _WORKER),
+    "Worker": ("artifactr.files.wordcraft", _WORKER),
+    "files_router": (
+        "artifactr.files.router",
+        "the 'fastapi' extra: pip install 'artifactr-files-ai[fastapi]'",
+    ),
+    "native_file_tools": (
+        "artifactr.files.tools",
+        "pydantic-ai, which artifactr-ai brings: pip install 'artifactr-ai>=0.2.1'",
+    ),
+}
+"""Each name an extra brings: the module it lives in, and what to install for it."""
+
+
+def __getattr__(name: str) -> object:
+    """Return a name an extra brings, importing its module on first use.
+
+    Raises:
+        AttributeError: If the package has no such name.
+        ImportError: If what it needs is not installed; the message names the extra.
+    """
+    if name not in EXTRAS:
+        raise AttributeError(f"module 'artifactr.files' has no attribute {name!r}")
+    module, needs = EXTRAS[name]
+    try:
+        loaded = importlib.import_module(module)
+    except ModuleNotFoundError as missing:
+        raise ImportError(
+            f"artifactr.files.{name} needs {needs} ({missing.name} is not installed)",
+            name=missing.name,
+        ) from missing
+    return getattr(loaded, name)
+
+
+def __dir__() -> list[str]:
+    return sorted([*__all__, *EXTRAS])
+
 
 __all__ = [
+    "DEFAULT_LIMITS",
     "DOCX",
     "About",
     "App",
@@ -59,27 +129,37 @@ __all__ = [
     "ArtifactLease",
     "Blob",
     "Blobs",
+    "CheckedIn",
     "Checkout",
     "Checkouts",
     "CommandSpec",
     "ContentDamaged",
     "Edited",
+    "FakeApp",
     "FileTooLarge",
     "InMemoryBlobs",
     "InMemoryCheckouts",
+    "InMemoryIntegrations",
     "InMemoryLeases",
     "InMemoryRenders",
     "Inspection",
+    "Integrations",
     "Leases",
     "NativeFile",
+    "NativeFiles",
     "NotEnabled",
     "Provenance",
     "RenderKey",
     "Renders",
     "ReviewItem",
+    "Telemetry",
+    "Unchanged",
     "UnsafeFile",
     "WordDocument",
+    "ZipLimits",
     "artifact_lease",
+    "fingerprint",
+    "integration_gate",
     "lease_artifact",
     "release_artifact",
 ]

@@ -8,7 +8,7 @@ a rejection::
     Exception
     ├── Rejection                      (artifactr.core)
     │   ├── InvalidState
-    │   │   ├── ArtifactBusy           another holder has the artifact's lease
+    │   │   ├── ArtifactBusy           another holder has the artifact's lease (artifact_busy)
     │   │   └── ContentDamaged         a manifest names bytes the store doesn't hold as named
     │   ├── Forbidden
     │   │   └── NotEnabled             the app is switched off in this workspace
@@ -21,6 +21,7 @@ a rejection::
         └── AppRefused (a Rejection)   it refused, with its reason
 """
 
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, ClassVar, Literal, override
 
 from artifactr.core import Forbidden, InvalidState, Rejection
@@ -33,13 +34,21 @@ FailureKind = Literal["timeout", "crashed", "too_large", "refused"]
 """The kinds of :class:`AppFailure`, as spans, metrics and the worker's replies name them."""
 
 
+def rfc3339(moment: datetime) -> str:
+    """Return a time as every response gives one: RFC 3339 in UTC, ``2026-11-30T20:00:00Z``."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
 class ArtifactBusy(InvalidState):
     """Another holder has the artifact's lease: a person's check-out or another agent's edit.
 
-    It keeps :class:`~artifactr.core.InvalidState`'s code, so REST answers 409, and carries the
-    lease in its details. ``lease`` is None if the lease ended between the refusal and the read,
+    An :class:`~artifactr.core.InvalidState` with a code of its own, ``artifact_busy``, which
+    the files router answers 409. Its details name the ``holder`` and ``until`` when, and the
+    ``lease`` with both. ``lease`` is None if the lease ended between the refusal and the read,
     in which case the caller may try again at once.
     """
+
+    code: ClassVar[str] = "artifact_busy"
 
     def __init__(self, artifact_id: str, lease: "ArtifactLease | None") -> None:
         if lease is None:
@@ -47,7 +56,7 @@ class ArtifactBusy(InvalidState):
         else:
             message = (
                 f"artifact {artifact_id} is held by {lease.holder} "
-                f"until {lease.expires_at.isoformat()}"
+                f"until {rfc3339(lease.expires_at)}"
             )
         super().__init__(message)
         self.artifact_id = artifact_id
@@ -55,14 +64,16 @@ class ArtifactBusy(InvalidState):
 
     @override
     def details(self) -> dict[str, JsonValue]:
-        """Return the artifact and its lease (holder and expiry), or None for the lease."""
-        lease: JsonValue = None
-        if self.lease is not None:
-            lease = {
-                "holder": self.lease.holder,
-                "expires_at": self.lease.expires_at.isoformat(),
-            }
-        return {"artifact_id": self.artifact_id, "lease": lease}
+        """Return the artifact, who holds it and until when, and the lease (None if it ended)."""
+        if self.lease is None:
+            return {"artifact_id": self.artifact_id, "holder": None, "until": None, "lease": None}
+        holder, until = self.lease.holder, rfc3339(self.lease.expires_at)
+        return {
+            "artifact_id": self.artifact_id,
+            "holder": holder,
+            "until": until,
+            "lease": {"holder": holder, "expires_at": until},
+        }
 
 
 DamageKind = Literal["missing", "size"]

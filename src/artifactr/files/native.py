@@ -45,6 +45,7 @@ from artifactr.core import (
 from artifactr.workspace import Access, Scope, Workspace
 from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter
 
+from artifactr.files import log
 from artifactr.files.app import (
     EDIT_DEADLINE,
     RENDER_DEADLINE,
@@ -84,7 +85,7 @@ from artifactr.files.manifests import (
     clean_text,
 )
 from artifactr.files.revisions import revision_patch
-from artifactr.files.telemetry import ARTIFACT_ID, TENANT_ID, WORKSPACE_ID, Telemetry
+from artifactr.files.telemetry import APP, ARTIFACT_ID, TENANT_ID, WORKSPACE_ID, Telemetry
 from artifactr.files.visibility import visible
 
 EDIT_TTL: Final = timedelta(seconds=45)
@@ -279,6 +280,7 @@ class NativeFiles:
         self._build = build or app.name
         self._clock = clock
         self._telemetry = telemetry or Telemetry()
+        self._version: str | None = None  # the app's version, as its last answer reported it
 
     # ─── the switch ───────────────────────────────────────────────────────────
 
@@ -524,10 +526,15 @@ class NativeFiles:
         if cached is not None:
             return cached
         source = await self._blob(ws, artifact_id, number, manifest.content)
-        attributes = {"artifactr.files.page": page, "artifactr.files.content.sha256": sha}
-        with self._telemetry.operation(
-            "render", self._scoped(ws, artifact_id), {**attributes, BYTES_IN: len(source)}
-        ) as span:
+        attributes = {
+            "artifactr.files.page": page,
+            "artifactr.files.content.sha256": sha,
+            "artifactr.files.app.build": self._build,
+            BYTES_IN: len(source),
+        }
+        if self._version is not None:
+            attributes["artifactr.files.app.version"] = self._version
+        with self._telemetry.operation("render", self._scoped(ws, artifact_id), attributes) as span:
             png = await self.app.render(source, page, scale=scale, deadline=self._render_deadline)
             span.set_attribute("artifactr.files.bytes.out", len(png))
         await self._renders.put(key, png)
@@ -568,6 +575,7 @@ class NativeFiles:
 
     # ─── writes ───────────────────────────────────────────────────────────────
 
+    @log.logged("uploaded")
     async def upload(
         self,
         ws: Workspace,
@@ -612,6 +620,7 @@ class NativeFiles:
         )
         return await ws.create(manifest, artifact_id=artifact_id, thread_id=thread_id)
 
+    @log.logged("edited")
     async def edit(
         self,
         ws: Workspace,
@@ -718,6 +727,7 @@ class NativeFiles:
             )
         )
 
+    @log.logged("checked_out")
     async def check_out(self, ws: Workspace, artifact_id: str) -> Checkout:
         """Check the head out to the handle's actor: an exclusive lease of ``checkout_ttl``.
 
@@ -750,6 +760,7 @@ class NativeFiles:
         await self.checkouts.add(scope_of(ws), record)
         return record
 
+    @log.logged("extended")
     async def extend(self, ws: Workspace, checkout_id: str) -> Checkout:
         """Extend a check-out by ``checkout_ttl`` from now, by acquiring its lease again.
 
@@ -775,6 +786,7 @@ class NativeFiles:
             raise _ended(checkout_id, await self.checkouts.get(scope, checkout_id))
         return record.model_copy(update={"expires_at": lease.expires_at})
 
+    @log.logged("discarded")
     async def discard(self, ws: Workspace, checkout_id: str) -> None:
         """End a check-out without checking anything in; its lease is released.
 
@@ -803,7 +815,10 @@ class NativeFiles:
         # The record ends first, then the lease goes: an extend in between sees it ended.
         await self.checkouts.end(scope, checkout_id, "discarded", by=ws.actor, at=self._clock())
         await self.leases.release(scope, record.artifact_id, record.holder)
+        ended = {"checkout_id": checkout_id, "artifact_id": record.artifact_id}
+        log.record("discarded", ws, {**ended, "holder": record.holder})
 
+    @log.logged("checked_in")
     async def check_in(
         self,
         ws: Workspace,
@@ -999,6 +1014,7 @@ class NativeFiles:
 
     # ─── collection ───────────────────────────────────────────────────────────
 
+    @log.logged("collected")
     async def collect(self, ws: Workspace, *, grace: timedelta = timedelta(hours=1)) -> int:
         """Remove blobs that no revision, pending proposal or open check-out names.
 
@@ -1096,11 +1112,17 @@ class NativeFiles:
         return fields, more
 
     def _scoped(self, ws: Workspace, artifact_id: str) -> dict[str, str]:
-        return {TENANT_ID: ws.tenant_id, WORKSPACE_ID: ws.workspace_id, ARTIFACT_ID: artifact_id}
+        return {
+            TENANT_ID: ws.tenant_id,
+            WORKSPACE_ID: ws.workspace_id,
+            ARTIFACT_ID: artifact_id,
+            APP: self.app.name,
+        }
 
-    @staticmethod
-    def _about(inspection: Inspection) -> dict[str, str]:
+    def _about(self, inspection: Inspection) -> dict[str, str]:
         about = inspection.about
+        if about.version is not None:
+            self._version = about.version
         named = {
             "artifactr.files.app": about.app,
             "artifactr.files.app.version": about.version,

@@ -83,6 +83,7 @@ PagePath = Annotated[int, Path(ge=1, le=MAX_INT)]
 _REFUSED: Final = REFUSALS[400]["model"]
 _STATUSES: Final = {
     **STATUS_CODES,
+    "artifact_busy": 409,
     "unsafe_file": 422,
     "app_refused": 422,
     "content_damaged": 409,
@@ -667,8 +668,10 @@ async def _or_http[T](awaitable: Awaitable[T]) -> T:
 
 
 def _media_type(request: Request) -> str | None:
-    value = request.headers.get("content-type", "")
-    return value.split(";", 1)[0].strip().lower() or None
+    # A browser or a portal that knows no better sends application/octet-stream: the bytes
+    # themselves decide, as with no type at all.
+    value = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return None if value in {"", "application/octet-stream"} else value
 
 
 def content_disposition(name: str) -> str:

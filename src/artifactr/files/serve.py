@@ -310,7 +310,7 @@ def _instructions(say: Say, base_url: str, file: str, name: str) -> None:
     say(f"{EDITOR.id} checks it out; {READER.id} sees his lease; a second check-out is busy:")
     say(f"  CO=$(curl -s -H 'x-user: {EDITOR.id}' -X POST $W/checkouts | {read_id})")
     say(f"  {rita} $W/lease  # holder checkout:$CO:user:{EDITOR.id}, expires_at, 200")
-    say(f"  {eddie} -X POST $W/checkouts  # invalid_state: held by him until when, 409")
+    say(f"  {eddie} -X POST $W/checkouts  # artifact_busy: held by him until when, 409")
     say(f"{READER.id} may not check his check-out in; {EDITOR.id} checks it in:")
     say(f"  {rita} -X POST {body} $W/checkouts/$CO/check-in  # forbidden: someone else's, 403")
     say(

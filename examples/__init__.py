@@ -1,0 +1,1 @@
+"""Examples: complete applications built on artifactr.files, which the test suite runs."""

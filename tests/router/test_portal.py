@@ -228,6 +228,9 @@ async def test_a_check_out_is_extended_or_discarded_from_its_page(portal: Portal
     ended = f"check-out {found.group(2)} was discarded by user:alice at "
     assert notice(await portal.post(f"{base}/extend")).startswith(ended)
     assert notice(await portal.post(f"{base}/discard")) == notice(discarded)  # a retry
+    unknown = await portal.post(f"/{artifact_id}/checkouts/co_0000000000000000/discard")
+    assert "co_0000000000000000" in notice(unknown)
+    assert 'class="notice refused"' in unknown.text
 
 
 # ─── check-in ─────────────────────────────────────────────────────────────────

@@ -1261,10 +1261,10 @@ async def ticks_while(work: "asyncio.Future[Any]") -> int:
 
 
 async def test_a_large_document_is_parsed_off_the_event_loop() -> None:
-    source = many_paragraphs(200_000)
+    source = many_paragraphs(20_000)
     inspected = asyncio.ensure_future(FakeApp().inspect(source))
     ticks = await ticks_while(inspected)
-    assert (await inspected).pages > 1_000
+    assert (await inspected).pages > 400
     # On the loop, the parse would run in one step and nothing else would (a tick or two).
     assert ticks > 20
 

@@ -137,9 +137,12 @@ class XmlPart:
 class Budget:
     """What parsing a package may still build: elements, until its caller gives up.
 
-    Parsing runs in a worker thread, which can't be killed: the caller :meth:`stop` s the
-    budget when its deadline passes, and the parse stops at its next element, so an abandoned
-    parse neither runs on nor holds its memory.
+    A part's elements are counted before it is parsed, at the speed of ``bytes.count``: every
+    element opens with ``<`` not followed by ``/``, so the count of those is a bound (a comment
+    or CDATA holding ``<`` only makes it higher). A part that would pass the limit is refused
+    before it takes any memory. Parsing runs in a worker thread, which can't be killed: the
+    caller :meth:`stop` s the budget when its deadline passes, and the parse stops at its next
+    chunk of :data:`FEED_SIZE` bytes, so an abandoned parse neither runs on nor holds memory.
 
     Args:
         elements: The most XML elements the package's parsed parts may hold together.
@@ -151,21 +154,29 @@ class Budget:
         self._left = elements
         self._stopped = threading.Event()
 
-    def spend(self) -> None:
-        """Count one element.
+    def take(self, elements: int) -> None:
+        """Count a part's elements against the budget.
 
         Raises:
             AppTooLarge: If the package holds more than :attr:`limit` elements.
             AppTimeout: If the caller stopped waiting.
         """
-        self._left -= 1
+        self._left -= elements
         if self._left < 0:
             raise AppTooLarge(f"the file holds more than {self.limit:,} XML elements")
+        self.check()
+
+    def check(self) -> None:
+        """Go on only while the caller waits.
+
+        Raises:
+            AppTimeout: If the caller stopped waiting.
+        """
         if self._stopped.is_set():
             raise AppTimeout("the parse was stopped: its caller's deadline passed")
 
     def stop(self) -> None:
-        """Stop the parse at its next element: the caller gave up on it."""
+        """Stop the parse at its next chunk: the caller gave up on it."""
         self._stopped.set()
 
     def again(self) -> "Budget":
@@ -178,20 +189,18 @@ class Budget:
 UNBOUNDED: Final = 2**62
 """An element limit no package reaches."""
 
+FEED_SIZE: Final = 1 << 20
+"""Bytes parsed at a time, between checks that the caller still waits."""
+
 
 class _DocumentType(ValueError):
     """A part declares a document type: a .docx never does, and entities are a bomb."""
 
 
 class _Builder(TreeBuilder):
-    def __init__(self, budget: Budget) -> None:
+    def __init__(self) -> None:
         super().__init__()
         self.namespaces: list[tuple[str, str]] = []
-        self._budget = budget
-
-    def start(self, tag: str, attrs: dict[str, str], /) -> Element:
-        self._budget.spend()
-        return super().start(tag, attrs)
 
     def start_ns(self, prefix: str, uri: str) -> None:
         self.namespaces.append((prefix, uri))
@@ -203,7 +212,8 @@ class _Builder(TreeBuilder):
 def parse_xml(name: str, data: bytes, budget: Budget | None = None) -> XmlPart:
     """Return a part parsed, with its namespace declarations.
 
-    Each element is counted against ``budget`` as it is built (unbounded if None).
+    Its elements are counted against ``budget`` before it is parsed (unbounded if None), and
+    the parse stops between chunks if the budget is stopped.
 
     Raises:
         AppRefused: If the part is not well-formed, declares a document type or nests deeper
@@ -211,10 +221,14 @@ def parse_xml(name: str, data: bytes, budget: Budget | None = None) -> XmlPart:
         AppTooLarge: If the budget's elements run out.
         AppTimeout: If the budget was stopped.
     """
-    builder = _Builder(budget or Budget(UNBOUNDED))
+    budget = budget or Budget(UNBOUNDED)
+    budget.take(data.count(b"<") - data.count(b"</"))
+    builder = _Builder()
     parser = XMLParser(target=builder)
     try:
-        parser.feed(data)
+        for start in range(0, len(data), FEED_SIZE):
+            budget.check()
+            parser.feed(data[start : start + FEED_SIZE])
         root: Element = parser.close()
     except (ParseError, ValueError, LookupError) as error:
         raise AppRefused(f"not a .docx: {name} is not XML a .docx can hold ({error})") from error
@@ -224,6 +238,7 @@ def parse_xml(name: str, data: bytes, budget: Budget | None = None) -> XmlPart:
         if depth > MAX_DEPTH:
             raise AppRefused(f"not a .docx: {name} nests deeper than {MAX_DEPTH} elements")
         stack.extend((child, depth + 1) for child in element)
+    budget.check()
     return XmlPart(root, builder.namespaces)
 
 

@@ -27,7 +27,7 @@ and a refused command refuses the whole batch, which changes nothing::
 Each call parses and edits in a worker thread, so a large file never stalls the event loop,
 builds at most ``max_elements`` XML elements (:data:`DEFAULT_MAX_ELEMENTS`), so memory stays
 bounded, and answers :class:`~artifactr.files.errors.AppTimeout` at its deadline, when the
-thread is told to stop at its next element.
+thread is told to stop at its next mebibyte of XML.
 
 Tests make it fail on purpose: ``FakeApp(fail={"apply": "timeout"})`` fails every call of an
 operation, ``app.fail_next("crashed")`` only the next one; ``delay`` makes it slow and
@@ -598,7 +598,7 @@ class FakeApp:
 
         Parsing a large file takes seconds of CPU: on the loop it would stall every other
         request. At the deadline the call raises :class:`AppTimeout`, and the thread, which
-        can't be killed, stops at its next XML element.
+        can't be killed, stops at its next mebibyte of XML.
         """
         budget = Budget(self._max_elements)
         try:

@@ -3,6 +3,8 @@
 The blocks are run one after the other in one namespace, in an empty directory, with a
 top-level ``await`` allowed as ``python -m asyncio`` allows it: a block that needs a name the
 guide never defined, imports a name the package lacks, or raises, fails here with its number.
+A fence of ``py`` marks a fragment that names what the reader brings (a token, a client's
+resolver): those are formatted by ruff but not run.
 """
 
 import ast

@@ -13,12 +13,15 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from pydantic_ai import BinaryContent
+from pydantic_ai.messages import SystemPromptPart, ToolReturnPart, UserPromptPart
 
 from artifactr.files.demo import (
     DOCUMENT,
     FORCE_FAKE,
     append_paragraph,
     choose_app,
+    pictures,
     run,
     source_document,
 )
@@ -139,3 +142,13 @@ def test_the_module_runs_as_a_command_into_the_folder_it_is_given(
     assert "8. The final .docx" in capsys.readouterr().out
     assert list((tmp_path / "out").glob("final-*.docx"))
     assert (tmp_path / "out" / "page-1.png").read_bytes().startswith(PNG)
+
+
+def test_the_scripted_agent_sees_only_the_pictures_a_request_shows_it() -> None:
+    png = b"\x89PNG\r\n\x1a\n"
+    parts = [
+        SystemPromptPart("you edit contracts"),
+        UserPromptPart(["look", BinaryContent(png, media_type="image/png")]),
+        ToolReturnPart("view_page", BinaryContent(b"%PDF", media_type="application/pdf")),
+    ]
+    assert pictures(parts) == [png]

@@ -929,6 +929,23 @@ async def test_a_manifest_without_text_reads_as_empty_and_a_lost_blob_as_damaged
     }
 
 
+async def test_a_text_the_store_has_lost_reads_as_damaged(memory_env: Env) -> None:
+    ws = await memory_env.ws()
+    await ws.create(
+        WordDocument(
+            name="lost.docx",
+            content=Blob(sha256="c" * 64, size=1, media_type=DOCX),
+            text=Blob(sha256="e" * 64, size=5, media_type="text/plain; charset=utf-8"),
+            fingerprint="d" * 64,
+            provenance=Provenance(source="upload"),
+        ),
+        artifact_id="lost",
+    )
+    with pytest.raises(ContentDamaged) as caught:
+        await memory_env.files.text(ws, "lost")
+    assert (caught.value.problem, caught.value.sha256) == ("missing", "e" * 64)
+
+
 async def test_a_text_or_review_the_store_holds_with_another_size_reads_as_damaged(
     memory_env: Env,
 ) -> None:

@@ -8,7 +8,6 @@ is alive when it ends.
 """
 
 import io
-import os
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -23,41 +22,13 @@ from docx.opc.part import Part
 from docx.oxml import OxmlElement, parse_xml
 from docx.oxml.ns import nsdecls, qn
 
-from artifactr.files.libreoffice import LibreOffice, available
-
-REQUIRED = os.environ.get("CI") == "true"
-"""In CI the office must be here: a skip is a failure."""
+from artifactr.files.libreoffice import LibreOffice
+from tests.office import need_office, running
 
 TEMPLATE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/attachedTemplate"
 """The relationship of a document's settings to its attached template."""
 
 STAMP = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def need_office() -> None:
-    """Skip (fail in CI) where soffice, python3-uno or pdftoppm is missing."""
-    found = available()
-    if not found.ok:
-        reason = "LibreOffice can't run here: " + "; ".join(found.missing)
-        if REQUIRED:
-            pytest.fail(reason + " (CI=true requires it)")
-        pytest.skip(reason)
-
-
-def running(marker: str) -> list[int]:
-    """Return the pids of live processes whose command line names ``marker``."""
-    pids: list[int] = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state != "Z":
-            pids.append(int(entry.name))
-    return pids
 
 
 @pytest.fixture

@@ -2,7 +2,7 @@
 .PHONY: demo test serve format example docs
 
 demo:
-	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync python -m artifactr.files.demo
+	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync python -m artifactr.files.programs.demo
 
 test:
 	@UV=$$(scripts/bootstrap.sh) && UV="$$UV" scripts/test.sh
@@ -11,7 +11,7 @@ format:
 	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync ruff format src tests scripts worker migrations examples docs && $$UV run --no-sync ruff check --fix src tests scripts worker migrations examples
 
 serve:
-	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync python -m artifactr.files.serve --port 8000
+	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync python -m artifactr.files.programs.serve --port 8000
 
 example:
 	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync python -m examples.walkthrough

@@ -40,10 +40,10 @@ from xml.etree import ElementTree
 
 import anyio
 
-from artifactr.files.app import EDIT_DEADLINE, App, AppCommand, Inspection
-from artifactr.files.errors import AppFailure, UnsafeFile
-from artifactr.files.libreoffice import LibreOffice
-from artifactr.files.wordcraft import Subprocess
+from artifactr.files.apps.libreoffice import LibreOffice
+from artifactr.files.apps.wordcraft import Subprocess
+from artifactr.files.core.app import EDIT_DEADLINE, App, AppCommand, Inspection
+from artifactr.files.core.errors import AppFailure, UnsafeFile
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 CORPUS: Final = ROOT.parent / "shared" / "corpus" / "real"

@@ -3,7 +3,7 @@
 RFC-0003 lets an app on by default only once "its hostile files [are] refused in time". These
 are those files, made on the fly from ``tests/hostile.py``'s generators so nothing binary is
 committed, each with the reason the worker refuses it for (an
-:class:`~artifactr.files.errors.UnsafeFile` reason):
+:class:`~artifactr.files.core.errors.UnsafeFile` reason):
 
 ====================== ===================================================== ==================
 file                   what it is                                            refused as
@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from artifactr.files.errors import UnsafeReason
+from artifactr.files.core.errors import UnsafeReason
 from tests import hostile
 
 WORDPROCESSING: Final = b"http://schemas.openxmlformats.org/wordprocessingml/2006/main"

@@ -1,6 +1,6 @@
 """Documents for tests: the package's own builder of small real .docx files."""
 
-from artifactr.files.documents import (
+from artifactr.files.apps.documents import (
     AUTHOR,
     DATE,
     DEFAULT_PARAGRAPHS,

@@ -16,7 +16,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from typing import Final, NamedTuple
 
-from artifactr.files.errors import UnsafeReason
+from artifactr.files.core.errors import UnsafeReason
 
 KIB: Final = 1024
 MIB: Final = 1024 * KIB

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from artifactr.files.libreoffice import available
+from artifactr.files.apps.libreoffice import available
 
 REQUIRED = os.environ.get("CI") == "true"
 """In CI the office must be here: a skip is a failure."""

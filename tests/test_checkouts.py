@@ -16,7 +16,7 @@ from artifactr.core import Actor, EvaluatorActor, ExternalAgentActor, SystemActo
 from artifactr.workspace import Scope
 
 from artifactr.files import Checkout, InMemoryCheckouts
-from artifactr.files.checkouts import Checkouts, Outcome, holder_of
+from artifactr.files.core.checkouts import Checkouts, Outcome, holder_of
 from artifactr.files.sql import SqlCheckouts, migrate
 from tests.databases import BACKENDS, sql_engine
 

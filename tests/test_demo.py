@@ -16,7 +16,9 @@ import pytest
 from pydantic_ai import BinaryContent
 from pydantic_ai.messages import SystemPromptPart, ToolReturnPart, UserPromptPart
 
-from artifactr.files.demo import (
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.apps.libreoffice import Availability, LibreOffice
+from artifactr.files.programs.demo import (
     DOCUMENT,
     FORCE_FAKE,
     append_paragraph,
@@ -25,8 +27,6 @@ from artifactr.files.demo import (
     run,
     source_document,
 )
-from artifactr.files.fake import FakeApp
-from artifactr.files.libreoffice import Availability, LibreOffice
 from tests.conftest import CORPUS
 from tests.office import need_office
 
@@ -137,8 +137,8 @@ def test_the_module_runs_as_a_command_into_the_folder_it_is_given(
 ) -> None:
     monkeypatch.setenv(FORCE_FAKE, "fake")
     monkeypatch.setattr(sys, "argv", ["demo", str(tmp_path / "out")])
-    monkeypatch.delitem(sys.modules, "artifactr.files.demo")  # run it afresh, as -m does
-    runpy.run_module("artifactr.files.demo", run_name="__main__")
+    monkeypatch.delitem(sys.modules, "artifactr.files.programs.demo")  # run it afresh, as -m does
+    runpy.run_module("artifactr.files.programs.demo", run_name="__main__")
     assert "8. The final .docx" in capsys.readouterr().out
     assert list((tmp_path / "out").glob("final-*.docx"))
     assert (tmp_path / "out" / "page-1.png").read_bytes().startswith(PNG)

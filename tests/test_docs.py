@@ -20,18 +20,18 @@ from artifactr.core import (
 )
 from fastapi import HTTPException
 
-from artifactr.files.errors import (
+from artifactr.files.core.errors import (
     AppCrashed,
     AppRefused,
     AppTimeout,
     AppTooLarge,
-    ArtifactBusy,
     ContentDamaged,
     FileTooLarge,
     NotEnabled,
     UnsafeFile,
 )
-from artifactr.files.router import _or_http
+from artifactr.files.core.leases import ArtifactBusy
+from artifactr.files.fastapi.router import _or_http
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "reference.md"

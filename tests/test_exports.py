@@ -72,17 +72,10 @@ def test_the_top_level_names_every_public_class_of_the_core_it_imports() -> None
 
 
 def test_an_extra_s_names_load_when_first_used() -> None:
-    from artifactr.files import (
-        SqlBlobs,
-        Subprocess,
-        Worker,
-        files_router,
-        native_file_tools,
-        router,
-        sql,
-        tools,
-        wordcraft,
-    )
+    from artifactr.files import SqlBlobs, Subprocess, Worker, files_router, native_file_tools, sql
+    from artifactr.files.agent import tools
+    from artifactr.files.apps import wordcraft
+    from artifactr.files.fastapi import router
 
     assert (SqlBlobs, Subprocess, Worker) == (sql.SqlBlobs, wordcraft.Subprocess, wordcraft.Worker)
     assert (files_router, native_file_tools) == (router.files_router, tools.native_file_tools)

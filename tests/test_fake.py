@@ -37,15 +37,15 @@ from artifactr.files import (
     AppTooLarge,
     ReviewItem,
 )
-from artifactr.files._docx import (
+from artifactr.files.apps.fake import DEFAULT_MAX_ELEMENTS, FakeApp
+from artifactr.files.apps.fake._docx import (
     STRICT,
     TRANSITIONAL,
     XmlPart,
     parse_xml,
     serialize_xml,
 )
-from artifactr.files.fake import DEFAULT_MAX_ELEMENTS, FakeApp
-from artifactr.files.fingerprint import fingerprint
+from artifactr.files.core.fingerprint import fingerprint
 from tests.documents import AUTHOR, DATE, W, build_docx, package, paragraph, run
 
 NOW = datetime(2025, 5, 6, 7, 8, 9, tzinfo=UTC)

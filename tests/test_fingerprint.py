@@ -24,8 +24,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
-from artifactr.files.errors import UnsafeFile, UnsafeReason
-from artifactr.files.fingerprint import (
+from artifactr.files.core.errors import UnsafeFile, UnsafeReason
+from artifactr.files.core.fingerprint import (
     DEFAULT_LIMITS,
     MAX_DIRECTORY_SIZE,
     MAX_ENTRIES,

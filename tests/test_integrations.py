@@ -13,7 +13,7 @@ from artifactr.core import (
 from artifactr.workspace import Access, InMemoryStorage
 
 from artifactr.files import DOCX, Blob, NotEnabled, Provenance, WordDocument
-from artifactr.files.integrations import InMemoryIntegrations, integration_gate
+from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
 
 KEY = "files:fake"
 

@@ -1,14 +1,18 @@
-"""Layering: what each module of artifactr.files may import (STYLE.md, RFC-0003).
+"""Layering: which layer each module of artifactr.files is in, and what it may import (STYLE.md).
 
-The core imports only artifactr's public API (``artifactr``, ``artifactr.core``,
-``artifactr.workspace``), the standard library, pydantic and OpenTelemetry's API. Adapters import
-inward. Only the tools module imports pydantic-ai, and only the MCP module ``artifactr.mcp`` and
-the MCP SDK's server; only the router imports FastAPI. A module this table doesn't list fails the
-test, so a new one must be placed.
+The package has artifactr's own shape (docs/architecture.md). ``core`` is the inner model: it
+imports only artifactr's public API (``artifactr``, ``artifactr.core``, ``artifactr.workspace``),
+the standard library, pydantic and OpenTelemetry's API. ``native`` (the service) and the
+adapters (``apps``, ``sql``) import the core; the surfaces (``agent``, ``mcp``, ``fastapi``)
+import the service and the core; the programs import anything. Nothing imports outward, no app
+imports another, and no module imports itself back through a circle. Only the agent's tools
+import pydantic-ai, only the MCP surface the MCP SDK, and only the router and the portal FastAPI.
+A module no rule places fails the test, so a new one must be placed.
 """
 
 import ast
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 
 import pytest
@@ -20,75 +24,69 @@ CORE = {"artifactr", "artifactr.core", "artifactr.workspace", "pydantic", "opent
 """What the core may import beside the standard library and itself."""
 
 SQL = CORE | {"sqlalchemy", "alembic", "lattice_core.sql.tenancy", "artifactr.sql"}
-WORDCRAFT = CORE | {"mcp", "httpx2", "anyio"}
+WEB = CORE | {"fastapi", "starlette", "artifactr.fastapi"}
+DEMO = CORE | {"artifactr.sql", "artifactr.agent", "pydantic_ai", "sqlalchemy"}
 
-LAYERS: dict[str, set[str]] = {
+OUTSIDE: dict[str, set[str]] = {
     "__init__": CORE,
-    "_docx": CORE,
-    "answers": CORE,
-    "app": CORE,
-    "blobs": CORE,
-    "checkouts": CORE,
-    "documents": CORE,
-    "demo": CORE | {"artifactr.sql", "artifactr.agent", "pydantic_ai", "sqlalchemy"},
-    "errors": CORE,
-    "fake": CORE,
-    "fingerprint": CORE,
-    "integrations": CORE,
-    "leases": CORE,
-    "log": CORE,
-    "manifests": CORE,
-    "mcp": CORE | {"artifactr.mcp", "artifactr.agent", "mcp"},
+    "core": CORE,
     "native": CORE,
-    "revisions": CORE,
-    "telemetry": CORE,
-    "visibility": CORE,
-    "wording": CORE,
-    "tools": CORE | {"artifactr.agent", "pydantic_ai"},
-    "router": CORE | {"fastapi", "starlette", "artifactr.fastapi"},
-    "editor": CORE | {"starlette"},
-    "diff": CORE,
-    "portal": CORE | {"fastapi", "starlette", "artifactr.fastapi"},
-    "serve": CORE
-    | {"artifactr.sql", "artifactr.fastapi", "artifactr.agent", "pydantic_ai"}
-    | {"sqlalchemy", "fastapi", "uvicorn", "grantr"},
+    "apps": CORE,
+    "apps.wordcraft": CORE | {"mcp", "httpx2", "anyio"},
+    "apps.libreoffice.driver": {"uno"},
     "sql": SQL,
-    "wordcraft": WORDCRAFT,
-    "libreoffice": CORE,
+    "agent": CORE,
+    "agent.tools": CORE | {"artifactr.agent", "pydantic_ai"},
+    "mcp": CORE | {"artifactr.mcp", "artifactr.agent", "mcp"},
+    "fastapi": CORE,
+    "fastapi.router": WEB,
+    "fastapi.portal": WEB,
+    "fastapi.editor": CORE | {"starlette"},
+    "programs.demo": DEMO,
+    "programs.serve": DEMO | WEB | {"uvicorn", "grantr"},
+    "programs": CORE,
     "migrations": SQL,
 }
-"""Each module (or subpackage, by its first name) and the outside modules it may import."""
+"""What each module may import from outside the package, by the longest dotted prefix of its
+name under ``artifactr.files`` that is listed. LibreOffice's driver runs under the system Python
+with Debian's python3-uno, never in this process, and imports nothing of the package."""
 
-DRIVERS: dict[str, set[str]] = {"libreoffice/driver.py": {"uno"}}
-"""Files run by another interpreter, and what they import beyond their layer: LibreOffice's
-driver runs under the system Python with Debian's python3-uno, never in this process."""
-
-INNER_ONLY = {
-    "tools",
-    "mcp",
-    "router",
-    "sql",
-    "wordcraft",
-    "libreoffice",
-    "demo",
-    "editor",
-    "migrations",
-    "serve",
-    "portal",
+INWARD: dict[str, set[str]] = {
+    "core": {"core"},
+    "native": {"core", "native"},
+    "apps": {"core", "apps"},
+    "sql": {"core", "sql"},
+    "agent": {"core", "native", "agent"},
+    "mcp": {"core", "native", "agent", "mcp"},
+    "fastapi": {"core", "native", "fastapi"},
+    "programs": {"core", "native", "apps", "sql", "agent", "mcp", "fastapi", "programs"},
+    "migrations": {"sql"},
 }
-"""Outer layers: no other module of the package may import them, except the demo."""
+"""The layers each layer may import, by first name under ``artifactr.files``; within ``apps``,
+an app imports only its own modules (:func:`test_no_app_imports_another`)."""
+
+
+def name_of(path: Path) -> str:
+    """Return a file's module name under ``artifactr.files``: ``core.errors``, ``apps.fake``."""
+    if path.is_relative_to(MIGRATIONS):
+        return "migrations"
+    parts = list(path.relative_to(PACKAGE).with_suffix("").parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts.pop()
+    return ".".join(parts)
 
 
 def modules() -> list[tuple[str, Path]]:
-    found = [
-        (path.relative_to(PACKAGE).parts[0].removesuffix(".py"), path)
-        for path in sorted(PACKAGE.rglob("*.py"))
-    ]
-    return found + [("migrations", path) for path in sorted(MIGRATIONS.rglob("*.py"))]
+    inside = [(name_of(path), path) for path in sorted(PACKAGE.rglob("*.py"))]
+    return inside + [("migrations", path) for path in sorted(MIGRATIONS.rglob("*.py"))]
 
 
 def imports(path: Path, *, at_run_time: bool = False) -> set[str]:
-    """Return the modules a file imports; ``at_run_time``, less those for type checkers only."""
+    """Return the modules a file imports; ``at_run_time``, less those for type checkers only.
+
+    ``from package import name`` counts as importing ``package.name`` where that is a module of
+    this package, and as importing ``package`` only for the names that are not modules.
+    """
     tree = ast.parse(path.read_text())
     if at_run_time:
         for node in ast.walk(tree):
@@ -99,8 +97,28 @@ def imports(path: Path, *, at_run_time: bool = False) -> set[str]:
         if isinstance(node, ast.Import):
             names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module)
+            submodules = {f"{node.module}.{alias.name}" for alias in node.names}
+            submodules = {name for name in submodules if is_module(name)}
+            names |= submodules
+            if len(submodules) < len(node.names):
+                names.add(node.module)
     return names
+
+
+def is_module(dotted: str) -> bool:
+    if not dotted.startswith("artifactr.files."):
+        return False
+    relative = Path(*dotted.removeprefix("artifactr.files.").split("."))
+    return (PACKAGE / relative).with_suffix(".py").is_file() or (PACKAGE / relative).is_dir()
+
+
+def rule(table: Mapping[str, set[str]], name: str) -> set[str]:
+    """Return the entry for the longest dotted prefix of ``name`` the table lists."""
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        if ".".join(parts[:end]) in table:
+            return table[".".join(parts[:end])]
+    raise AssertionError(f"artifactr.files.{name} is in no layer: place it in the table")
 
 
 def allowed(name: str, permitted: set[str]) -> bool:
@@ -112,37 +130,115 @@ def allowed(name: str, permitted: set[str]) -> bool:
     )
 
 
-@pytest.mark.parametrize(("layer", "path"), modules(), ids=lambda v: str(v))
-def test_each_module_imports_only_what_its_layer_allows(layer: str, path: Path) -> None:
-    assert layer in LAYERS, f"{path} is in no layer: add it to LAYERS"
-    inside = path.relative_to(PACKAGE).as_posix() if path.is_relative_to(PACKAGE) else ""
-    permitted = LAYERS[layer] | DRIVERS.get(inside, set())
-    refused = sorted(name for name in imports(path) if not allowed(name, permitted))
+def inner(name: str) -> str:
+    """Return the package-relative name of an import of ours: ``core.errors``; "" for the top."""
+    return name.removeprefix("artifactr.files").removeprefix(".")
+
+
+@pytest.mark.parametrize(("name", "path"), modules(), ids=lambda v: str(v))
+def test_each_module_imports_only_what_its_layer_allows(name: str, path: Path) -> None:
+    permitted = rule(OUTSIDE, name)
+    refused = sorted(found for found in imports(path) if not allowed(found, permitted))
     assert refused == []
 
 
-@pytest.mark.parametrize(("layer", "path"), modules(), ids=lambda v: str(v))
-def test_inner_layers_never_import_outer_ones(layer: str, path: Path) -> None:
-    if layer in INNER_ONLY:
+@pytest.mark.parametrize(("name", "path"), modules(), ids=lambda v: str(v))
+def test_every_import_of_the_package_runs_inward(name: str, path: Path) -> None:
+    ours = {inner(found) for found in imports(path) if found.startswith("artifactr.files")}
+    if name == "__init__":
+        # The facade re-exports the core, the service and FakeApp; the extras' adapters it names
+        # for type checkers only, and loads on first use (its __getattr__).
+        run_time = {inner(found) for found in imports(path, at_run_time=True)} & ours
+        assert {found.split(".")[0] for found in run_time} <= {"core", "native", "apps"}
         return
-    # The package's __init__ names the extras' adapters for type checkers and loads them on
-    # first use (its __getattr__), so an application imports them from the top level.
-    outer = sorted(
-        name
-        for name in imports(path, at_run_time=True)
-        if name.startswith("artifactr.files.") and name.split(".")[2] in INNER_ONLY
+    layer = name.split(".")[0]
+    outward = sorted(found for found in ours if found.split(".")[0] not in INWARD[layer])
+    assert outward == [], "an import runs outward or up to the facade"
+
+
+@pytest.mark.parametrize(("name", "path"), modules(), ids=lambda v: str(v))
+def test_no_app_imports_another(name: str, path: Path) -> None:
+    if not name.startswith("apps."):
+        return
+    own = ".".join(name.split(".")[:2])
+    others = sorted(
+        found
+        for found in map(inner, imports(path))
+        if found.startswith("apps") and found != own and not found.startswith(own + ".")
     )
-    assert outer == []
+    assert others == []
+
+
+def circles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """Return the graph's strongly connected components of more than one node (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for after in sorted(graph.get(node, set())):
+            if after not in index:
+                visit(after)
+                low[node] = min(low[node], low[after])
+            elif after in on_stack:
+                low[node] = min(low[node], index[after])
+        if low[node] == index[node]:
+            component: list[str] = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1 or node in graph.get(node, set()):
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_the_circle_finder_finds_a_circle_and_only_a_circle() -> None:
+    assert circles({"blobs": {"errors"}, "errors": {"leases"}, "leases": {"blobs"}}) == [
+        ["blobs", "errors", "leases"]
+    ]
+    assert circles({"a": {"a"}}) == [["a"]]
+    assert circles({"blobs": {"clock"}, "leases": {"clock", "blobs"}, "clock": set()}) == []
+
+
+def test_no_module_imports_itself_back_through_a_circle() -> None:
+    # Every import counts, those for type checkers too: a circle there is a circle in the design.
+    graph = {
+        name: {inner(found) for found in imports(path) if found.startswith("artifactr.files.")}
+        for name, path in modules()
+        if name != "migrations"
+    }
+    assert circles(graph) == []
 
 
 def test_the_core_reaches_artifactr_only_through_its_public_api() -> None:
     private = sorted(
-        f"{path.name}: {name}"
-        for layer, path in modules()
-        if layer not in {"sql", "migrations", "tools", "mcp", "router", "demo", "serve", "portal"}
-        for name in imports(path)
-        if name.startswith("artifactr.")
-        and not name.startswith("artifactr.files")
-        and name not in {"artifactr.core", "artifactr.workspace"}
+        f"{name}: {found}"
+        for name, path in modules()
+        if name.split(".")[0] in {"__init__", "core", "native", "apps"}
+        or name in {"agent", "agent.answers", "agent.wording"}
+        for found in imports(path)
+        if found.startswith("artifactr.")
+        and not found.startswith("artifactr.files")
+        and found not in {"artifactr.core", "artifactr.workspace"}
     )
     assert private == []
+
+
+def test_every_file_of_the_package_has_a_layer() -> None:
+    names = {name for name, _ in modules()}
+    assert {"core.clock", "core.errors", "native", "apps.fake", "fastapi.router"} <= names
+    for name in names:
+        assert rule(OUTSIDE, name) is not None
+        assert name == "__init__" or name.split(".")[0] in INWARD

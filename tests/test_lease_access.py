@@ -19,7 +19,7 @@ from artifactr.files import (
     lease_artifact,
     release_artifact,
 )
-from artifactr.files.errors import rfc3339
+from artifactr.files.core.clock import rfc3339
 from tests.clock import Clock
 
 HOUR = timedelta(hours=1)

@@ -18,7 +18,7 @@ from artifactr.workspace import Scope
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files import ArtifactLease, InMemoryLeases
-from artifactr.files.leases import Leases
+from artifactr.files.core.leases import Leases
 from artifactr.files.sql import SqlLeases, migrate
 from tests.clock import Clock
 from tests.databases import BACKENDS, another_engine, sql_engine

@@ -25,8 +25,8 @@ from artifactr.files import (
     NativeFiles,
     WordDocument,
 )
-from artifactr.files.errors import AppTimeout
-from artifactr.files.log import LOGGER
+from artifactr.files.core.errors import AppTimeout
+from artifactr.files.core.log import LOGGER
 from tests.documents import build_docx
 
 SECRET = "Confidential wording nobody logs."

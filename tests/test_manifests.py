@@ -11,7 +11,7 @@ from artifactr.workspace import InMemoryStorage, Storage
 from pydantic import ValidationError
 
 from artifactr.files import DOCX, Blob, NativeFile, Provenance, WordDocument
-from artifactr.files.manifests import saved_name
+from artifactr.files.core.manifests import saved_name
 from tests.databases import BACKENDS, sql_engine
 
 SHA = "a" * 64

@@ -9,7 +9,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from opentelemetry.trace import StatusCode
 
 from artifactr.files import AppTimeout
-from artifactr.files.telemetry import DURATION, FAILURES, SCOPE, Telemetry
+from artifactr.files.core.telemetry import DURATION, FAILURES, SCOPE, Telemetry
 
 SCOPED = {"artifactr.tenant.id": "t1", "artifactr.workspace.id": "w1"}
 

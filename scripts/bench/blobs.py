@@ -110,7 +110,7 @@ class Package:
 def package() -> Package:
     """Return the SQL adapter, its migrations and the chunk size."""
     sql: Any = importlib.import_module("artifactr.files.sql")
-    ports: Any = importlib.import_module("artifactr.files.blobs")
+    ports: Any = importlib.import_module("artifactr.files.core.blobs")
     return Package(blobs=sql.SqlBlobs, migrate=sql.migrate, chunk_size=ports.CHUNK_SIZE)
 
 

@@ -4,7 +4,7 @@ Figures, each against a baseline measured in the same run (ADR-0011):
 
 1. A diff of two revisions of a 500-page document (one paragraph changed on page 250), and of
    a 50-page one (changed on page 25), through
-   :func:`~artifactr.files.diff.revision_diff`, on SQLite with the SQL render cache: how many
+   :func:`~artifactr.files.native.diff.revision_diff`, on SQLite with the SQL render cache: how many
    pages the app rendered the first time (target: at most one per page per revision, 1,000)
    and the second time (target: none), and the second's time as a ratio of the first's.
 2. The peak Python memory (tracemalloc) of the second diff of the 500-page document, as a ratio
@@ -30,12 +30,12 @@ from artifactr import UserActor, Workspaces
 from artifactr.core import Applied
 from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
 
-from artifactr.files.app import RENDER_DEADLINE
-from artifactr.files.diff import revision_diff
-from artifactr.files.documents import build_docx
-from artifactr.files.fake import LINES_PER_PAGE, FakeApp
-from artifactr.files.manifests import DOCX, WordDocument
+from artifactr.files.apps.documents import build_docx
+from artifactr.files.apps.fake import LINES_PER_PAGE, FakeApp
+from artifactr.files.core.app import RENDER_DEADLINE
+from artifactr.files.core.manifests import DOCX, WordDocument
 from artifactr.files.native import NativeFiles
+from artifactr.files.native.diff import revision_diff
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
 

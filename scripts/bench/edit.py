@@ -36,11 +36,18 @@ from artifactr.workspace import Workspace
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from artifactr.files.app import EDIT_DEADLINE, About, AppCommand, CommandSpec, Edited, Inspection
-from artifactr.files.fingerprint import ZipLimits, fingerprint
-from artifactr.files.manifests import WordDocument
+from artifactr.files.core.app import (
+    EDIT_DEADLINE,
+    About,
+    AppCommand,
+    CommandSpec,
+    Edited,
+    Inspection,
+)
+from artifactr.files.core.fingerprint import ZipLimits, fingerprint
+from artifactr.files.core.manifests import WordDocument
+from artifactr.files.core.revisions import revision_patch
 from artifactr.files.native import NativeFiles
-from artifactr.files.revisions import revision_patch
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
 

@@ -32,9 +32,9 @@ from typing import Final
 
 import anyio
 
-from artifactr.files.documents import build_docx
-from artifactr.files.errors import AppFailure, UnsafeFile
-from artifactr.files.wordcraft.worker import Worker
+from artifactr.files.apps.documents import build_docx
+from artifactr.files.apps.wordcraft.worker import Worker
+from artifactr.files.core.errors import AppFailure, UnsafeFile
 from scripts.hostile_corpus import CORPUS
 
 ROOT: Final = Path(__file__).resolve().parents[2]

@@ -32,11 +32,11 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from starlette.requests import HTTPConnection
 
-from artifactr.files.documents import build_docx
-from artifactr.files.fake import FakeApp
-from artifactr.files.manifests import DOCX, WordDocument
+from artifactr.files.apps.documents import build_docx
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.manifests import DOCX, WordDocument
+from artifactr.files.fastapi.router import files_router
 from artifactr.files.native import NativeFiles
-from artifactr.files.router import files_router
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
 

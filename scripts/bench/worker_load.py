@@ -30,8 +30,8 @@ from typing import Final
 
 import anyio
 
-from artifactr.files.documents import build_docx
-from artifactr.files.errors import AppFailure, UnsafeFile
+from artifactr.files.apps.documents import build_docx
+from artifactr.files.core.errors import AppFailure, UnsafeFile
 from scripts.bench.hostile import ROOT, Spawned, spawn
 
 QUICK: Final = ROOT / "tests" / "worker" / "quick.py"

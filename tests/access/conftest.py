@@ -59,12 +59,12 @@ from pydantic_ai.models.function import AgentInfo
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files import WordDocument
-from artifactr.files.fake import FakeApp
-from artifactr.files.integrations import InMemoryIntegrations, integration_gate
+from artifactr.files.agent.tools import native_file_tools
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.native import NativeFiles
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
-from artifactr.files.tools import native_file_tools
 from tests.documents import build_docx
 
 TENANT = "t1"

@@ -27,7 +27,7 @@ from artifactr.workspace import ACTIONS, Access, Workspace
 from grantr import Resource, User
 
 from artifactr.files import AppCommand, Checkout
-from artifactr.files.errors import NotEnabled
+from artifactr.files.core.errors import NotEnabled
 from artifactr.files.native import NativeFiles
 from tests.access.conftest import (
     ABE,

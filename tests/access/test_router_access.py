@@ -20,7 +20,7 @@ from fastapi import FastAPI
 from starlette.requests import HTTPConnection
 
 from artifactr.files import DOCX
-from artifactr.files.router import files_router
+from artifactr.files.fastapi.router import files_router
 from tests.access.conftest import ADA, CARL, EDDIE, RITA, TENANT, Office
 from tests.documents import build_docx
 

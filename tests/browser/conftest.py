@@ -24,7 +24,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
-from artifactr.files import serve
+from artifactr.files.programs import serve
 
 CHROMIUM = os.environ.get("ARTIFACTR_TEST_CHROMIUM", "/usr/bin/chromium")
 """Debian's chromium."""

@@ -14,8 +14,8 @@ from pathlib import Path
 
 from selenium.webdriver.common.by import By
 
-from artifactr.files.app import AppCommand
-from artifactr.files.fake import FakeApp
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.app import AppCommand
 from tests.browser.conftest import Browser
 
 EXPIRY = re.compile(r"until (\d{4}-\d\d-\d\d \d\d:\d\d UTC)")

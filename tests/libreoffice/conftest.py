@@ -22,7 +22,7 @@ from docx.opc.part import Part
 from docx.oxml import OxmlElement, parse_xml
 from docx.oxml.ns import nsdecls, qn
 
-from artifactr.files.libreoffice import LibreOffice
+from artifactr.files.apps.libreoffice import LibreOffice
 from tests.office import need_office, running
 
 TEMPLATE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/attachedTemplate"

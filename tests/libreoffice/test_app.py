@@ -20,8 +20,8 @@ import pytest
 from PIL import Image
 
 from artifactr.files import AppCommand
-from artifactr.files.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
-from artifactr.files.libreoffice import LibreOffice
+from artifactr.files.apps.libreoffice import LibreOffice
+from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 from tests import hostile
 from tests.libreoffice.conftest import linking_document, need_office, saved, toc_document
 

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 from artifactr.files import AppCommand
-from artifactr.files.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
-from artifactr.files.libreoffice import CATALOG, LibreOffice, available
+from artifactr.files.apps.libreoffice import CATALOG, LibreOffice, available
+from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 from tests import hostile
 
 NOWHERE = "/nonexistent/soffice"
@@ -162,7 +162,7 @@ async def test_network_isolation_is_used_where_it_can_be_and_said_where_it_cant(
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(AppCrashed, match="must run without a network"):
         await LibreOffice(isolate_network=True).isolated()
-    with caplog.at_level(logging.WARNING, "artifactr.files.libreoffice"):
+    with caplog.at_level(logging.WARNING, "artifactr.files.apps.libreoffice"):
         preferred = LibreOffice()
         assert not await preferred.isolated()
         assert not await preferred.isolated()

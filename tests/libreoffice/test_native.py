@@ -21,7 +21,7 @@ from artifactr.files import (
     InMemoryLeases,
     WordDocument,
 )
-from artifactr.files.libreoffice import LibreOffice
+from artifactr.files.apps.libreoffice import LibreOffice
 from artifactr.files.native import NativeFiles
 from tests.native.conftest import chunks
 

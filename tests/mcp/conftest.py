@@ -29,8 +29,8 @@ from pydantic_ai.models.function import AgentInfo
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files import WordDocument
-from artifactr.files.fake import FakeApp
-from artifactr.files.integrations import InMemoryIntegrations, integration_gate
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.mcp import add_native_file_tools
 from artifactr.files.native import NativeFiles
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders

@@ -14,7 +14,7 @@ from artifactr import Workspaces
 from mcp.types import ImageContent, TextContent
 
 from artifactr.files import AppCommand, WordDocument
-from artifactr.files.wording import (
+from artifactr.files.agent.wording import (
     EDIT_NATIVE,
     FIND_COMMANDS,
     READ_CHARS,

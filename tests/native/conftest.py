@@ -11,11 +11,11 @@ from artifactr.sql import SqlStorage, migrate
 from artifactr.workspace import InMemoryStorage, Scope, Storage, Workspace
 
 from artifactr.files import InMemoryBlobs, InMemoryCheckouts, InMemoryLeases, WordDocument
-from artifactr.files.blobs import Blobs, InMemoryRenders, Renders
-from artifactr.files.checkouts import Checkouts
-from artifactr.files.fake import FakeApp
-from artifactr.files.integrations import InMemoryIntegrations, integration_gate
-from artifactr.files.leases import Leases
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.blobs import Blobs, InMemoryRenders, Renders
+from artifactr.files.core.checkouts import Checkouts
+from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
+from artifactr.files.core.leases import Leases
 from artifactr.files.native import NativeFiles
 from tests.clock import Clock
 from tests.databases import BACKENDS, sql_engine

@@ -40,11 +40,11 @@ from artifactr.files import (
     UnsafeFile,
     WordDocument,
 )
-from artifactr.files.app import Edited
-from artifactr.files.checkouts import Outcome
-from artifactr.files.fake import FakeApp
-from artifactr.files.fingerprint import fingerprint
-from artifactr.files.integrations import integration_gate
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.app import Edited
+from artifactr.files.core.checkouts import Outcome
+from artifactr.files.core.fingerprint import fingerprint
+from artifactr.files.core.integrations import integration_gate
 from artifactr.files.native import CheckedIn, NativeFiles, Unchanged
 from tests.native.conftest import AGENT, ALICE, BOB, Env, chunks, sample_docx
 

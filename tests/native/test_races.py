@@ -29,8 +29,8 @@ from artifactr.workspace import Workspace
 from pydantic import JsonValue
 
 from artifactr.files import AppCommand, ArtifactBusy
-from artifactr.files.fake import FakeApp
-from artifactr.files.integrations import InMemoryIntegrations
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.integrations import InMemoryIntegrations
 from artifactr.files.native import CheckedIn
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files

@@ -16,10 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.requests import HTTPConnection
 
 from artifactr.files import DOCX, App, WordDocument
-from artifactr.files.fake import FakeApp
-from artifactr.files.integrations import InMemoryIntegrations, integration_gate
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
+from artifactr.files.fastapi.router import files_router
 from artifactr.files.native import NativeFiles
-from artifactr.files.router import files_router
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
 from tests.clock import Clock

@@ -13,16 +13,16 @@ import pytest
 from artifactr import AgentActor, UserActor
 from artifactr.core import RespondToProposal, ValidationFailed
 
-from artifactr.files.app import AppCommand, ReviewItem
-from artifactr.files.diff import (
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.app import AppCommand, ReviewItem
+from artifactr.files.native import CheckedIn
+from artifactr.files.native.diff import (
     ChangedPage,
     DiffLimits,
     changed_pages,
     review_diff,
     text_diff,
 )
-from artifactr.files.fake import FakeApp
-from artifactr.files.native import CheckedIn
 from tests.documents import build_docx
 from tests.router.conftest import ALICE, BOB, WORKSPACE, Api, MakeApi
 

@@ -15,7 +15,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 from starlette.testclient import TestClient
 
-from artifactr.files.editor import (
+from artifactr.files.fastapi.editor import (
     EditorPolicy,
     content_security_policy,
     editor_app,

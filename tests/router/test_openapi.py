@@ -13,7 +13,7 @@ from artifactr import Workspaces
 from artifactr.workspace import InMemoryStorage
 
 from artifactr.files import DOCX, InMemoryBlobs, InMemoryCheckouts, InMemoryLeases, WordDocument
-from artifactr.files.fake import FakeApp
+from artifactr.files.apps.fake import FakeApp
 from artifactr.files.native import NativeFiles
 from tests.router.conftest import build_app
 

@@ -15,9 +15,8 @@ import pytest
 from artifactr import AgentActor, UserActor
 from fastapi import FastAPI
 
-from artifactr.files.app import AppCommand
-from artifactr.files.diff import DiffLimits
-from artifactr.files.portal import (
+from artifactr.files.core.app import AppCommand
+from artifactr.files.fastapi.portal import (
     CONTENT_SECURITY_POLICY,
     PERSON_COOKIE,
     Person,
@@ -25,7 +24,8 @@ from artifactr.files.portal import (
     _size,
     portal_router,
 )
-from artifactr.files.router import files_router
+from artifactr.files.fastapi.router import files_router
+from artifactr.files.native.diff import DiffLimits
 from tests.documents import build_docx
 from tests.router.conftest import ALICE, BOB, MALLORY, WORKSPACE, Api, resolve_actor
 

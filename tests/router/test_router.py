@@ -25,12 +25,12 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files import DOCX, WordDocument
-from artifactr.files.app import About, AppCommand, CommandSpec, Edited, Inspection, Source
-from artifactr.files.errors import AppRefused, FailureKind
-from artifactr.files.fingerprint import ZipLimits, fingerprint
-from artifactr.files.leases import scope_of
+from artifactr.files.core.app import About, AppCommand, CommandSpec, Edited, Inspection, Source
+from artifactr.files.core.errors import AppRefused, FailureKind
+from artifactr.files.core.fingerprint import ZipLimits, fingerprint
+from artifactr.files.core.leases import scope_of
+from artifactr.files.fastapi.router import content_disposition
 from artifactr.files.native import MAX_SIZE
-from artifactr.files.router import content_disposition
 from tests import hostile
 from tests.documents import build_docx, package
 from tests.router.conftest import (

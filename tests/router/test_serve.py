@@ -1,4 +1,5 @@
-"""The served job (``python -m artifactr.files.serve``): grantr's access, two people, real HTTP.
+"""The served job (``python -m artifactr.files.programs.serve``): grantr's access, two people, real
+HTTP.
 
 It runs on FakeApp (``ARTIFACTR_FILES_APP=fake``) for the whole walk below, and, where
 LibreOffice can run (always in CI), once more on it, to say so and serve a real page.
@@ -28,10 +29,10 @@ from artifactr import AgentActor, UserActor
 from artifactr.core import SystemActor
 from grantr import Agent, User
 
-from artifactr.files import serve
-from artifactr.files.demo import FORCE_FAKE
-from artifactr.files.fake import FakeApp
-from artifactr.files.portal import PERSON_COOKIE
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.fastapi.portal import PERSON_COOKIE
+from artifactr.files.programs import serve
+from artifactr.files.programs.demo import FORCE_FAKE
 from tests.documents import build_docx
 from tests.office import need_office
 from tests.router.conftest import DOCX_BODY
@@ -70,10 +71,12 @@ def start_job(
     port = free_port()
     argv = ["serve", "--port", str(port), "--database", str(tmp_path / "out" / "serve.db")]
     monkeypatch.setattr(sys, "argv", [*argv, "--limit-max-requests", str(requests)])
-    # Run as `python -m artifactr.files.serve` runs it, from a fresh module.
-    monkeypatch.delitem(sys.modules, "artifactr.files.serve", raising=False)
+    # Run as `python -m artifactr.files.programs.serve` runs it, from a fresh module.
+    monkeypatch.delitem(sys.modules, "artifactr.files.programs.serve", raising=False)
     job = threading.Thread(
-        target=runpy.run_module, args=("artifactr.files.serve",), kwargs={"run_name": "__main__"}
+        target=runpy.run_module,
+        args=("artifactr.files.programs.serve",),
+        kwargs={"run_name": "__main__"},
     )
     job.start()
     output = ""

@@ -15,9 +15,9 @@ from artifactr.workspace import Scope
 from pydantic_ai import BinaryContent, ModelRequest, ModelResponse, UserPromptPart
 
 from artifactr.files import AppCommand, ArtifactLease, WordDocument
-from artifactr.files.errors import FailureKind
-from artifactr.files.leases import Leases
-from artifactr.files.tools import MAX_RETRIES, READ_CHARS, REVIEW_ITEMS
+from artifactr.files.agent.tools import MAX_RETRIES, READ_CHARS, REVIEW_ITEMS
+from artifactr.files.core.errors import FailureKind
+from artifactr.files.core.leases import Leases
 from tests.documents import build_docx
 from tests.tools.conftest import (
     ALICE,

@@ -24,7 +24,7 @@ from docx.document import Document
 from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
-from artifactr.files.wordcraft import Limits, Subprocess
+from artifactr.files.apps.wordcraft import Limits, Subprocess
 
 STANDIN = Path(__file__).with_name("standin.py")
 """The stand-in for ``wordcraft-cli``."""

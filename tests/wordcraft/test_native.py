@@ -19,8 +19,8 @@ from artifactr.files import (
     InMemoryLeases,
     WordDocument,
 )
+from artifactr.files.apps.wordcraft import Subprocess
 from artifactr.files.native import NativeFiles
-from artifactr.files.wordcraft import Subprocess
 from tests.native.conftest import chunks
 
 ALICE = UserActor(id="alice", name="Alice")

@@ -24,10 +24,10 @@ from lxml import etree
 from PIL import Image
 from scripts import fidelity
 
-from artifactr.files.app import About, AppCommand, Edited, Inspection
-from artifactr.files.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge, UnsafeFile
-from artifactr.files.fingerprint import fingerprint
-from artifactr.files.wordcraft import Limits, Subprocess, WordCraftSubprocess
+from artifactr.files.apps.wordcraft import Limits, Subprocess, WordCraftSubprocess
+from artifactr.files.core.app import About, AppCommand, Edited, Inspection
+from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge, UnsafeFile
+from artifactr.files.core.fingerprint import fingerprint
 from tests.wordcraft.conftest import STANDIN, MakeStandin, alive, recorded
 
 FIDELITY_FILES = {"mammoth-comments.docx", "pydocx-having-images.docx", "mammoth-tables.docx"}

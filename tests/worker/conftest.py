@@ -27,7 +27,7 @@ import pytest
 import uvicorn
 from worker.artifactr_files_worker import Settings, create_app
 
-from artifactr.files.wordcraft.worker import Worker
+from artifactr.files.apps.wordcraft.worker import Worker
 from tests.office import need_office
 from tests.wordcraft.conftest import STANDIN, alive, recorded, report_document, saved
 

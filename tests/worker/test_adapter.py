@@ -13,23 +13,23 @@ import socket
 import httpx2
 import pytest
 
-from artifactr.files.app import AppCommand, CommandSpec, Inspection
-from artifactr.files.errors import (
-    AppCrashed,
-    AppFailure,
-    AppRefused,
-    AppTimeout,
-    AppTooLarge,
-    UnsafeFile,
-)
-from artifactr.files.wordcraft import worker as adapter
-from artifactr.files.wordcraft.worker import (
+from artifactr.files.apps.wordcraft import worker as adapter
+from artifactr.files.apps.wordcraft.worker import (
     CONTENT_TYPE,
     Call,
     Outcome,
     WordCraftWorker,
     Worker,
     frame,
+)
+from artifactr.files.core.app import AppCommand, CommandSpec, Inspection
+from artifactr.files.core.errors import (
+    AppCrashed,
+    AppFailure,
+    AppRefused,
+    AppTimeout,
+    AppTooLarge,
+    UnsafeFile,
 )
 
 TOKEN = "adapter-token-0123456789abcdef0123456789"

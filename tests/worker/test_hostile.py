@@ -16,8 +16,8 @@ import pytest
 from scripts.bench.hostile import peak, reset_peak, spawn
 from scripts.hostile_corpus import CORPUS, write
 
-from artifactr.files.errors import AppRefused, UnsafeFile
-from artifactr.files.fingerprint import fingerprint
+from artifactr.files.core.errors import AppRefused, UnsafeFile
+from artifactr.files.core.fingerprint import fingerprint
 from tests import hostile
 from tests.office import need_office, running
 from tests.wordcraft.conftest import recorded

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import pytest
 
-from artifactr.files.app import AppCommand
-from artifactr.files.errors import AppCrashed, AppRefused, AppTimeout, UnsafeFile
-from artifactr.files.wordcraft.worker import Worker
+from artifactr.files.apps.wordcraft.worker import Worker
+from artifactr.files.core.app import AppCommand
+from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, UnsafeFile
 from tests.office import running
 from tests.worker.conftest import TOKEN, MakeWorker
 

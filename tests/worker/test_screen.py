@@ -16,7 +16,7 @@ from PIL import Image
 from worker.artifactr_files_worker import Screening, screen_file
 from worker.artifactr_files_worker.screen import MAX_JPEG_STEPS
 
-from artifactr.files.errors import UnsafeFile
+from artifactr.files.core.errors import UnsafeFile
 from tests import hostile
 from tests.wordcraft.conftest import report_document, saved
 

@@ -21,11 +21,11 @@ import docx
 import httpx2
 import pytest
 
-from artifactr.files.app import AppCommand
-from artifactr.files.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge, UnsafeFile
-from artifactr.files.fingerprint import fingerprint
-from artifactr.files.wordcraft import ApplyJob, CommandsJob, InspectJob
-from artifactr.files.wordcraft.worker import CONTENT_TYPE, Call, frame
+from artifactr.files.apps.wordcraft import ApplyJob, CommandsJob, InspectJob
+from artifactr.files.apps.wordcraft.worker import CONTENT_TYPE, Call, frame
+from artifactr.files.core.app import AppCommand
+from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge, UnsafeFile
+from artifactr.files.core.fingerprint import fingerprint
 from tests import hostile
 from tests.wordcraft.conftest import recorded
 from tests.worker.conftest import TOKEN, MakeWorker, Served

@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from worker.artifactr_files_worker import Misconfigured, Screening, Settings, editor, service
 
-from artifactr.files.wordcraft import MAX_FILE
+from artifactr.files.apps.wordcraft import MAX_FILE
 
 TOKEN = "settings-token-0123456789abcdef0123456789"
 

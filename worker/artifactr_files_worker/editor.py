@@ -2,9 +2,9 @@
 
 The recipe's ``editor`` service runs ``python -m artifactr_files_worker.editor``: it serves the
 unpacked ``wordcraft-web-<ver>.zip`` (``EDITOR_BUILD``, ``/srv/editor`` in the image) with
-:func:`artifactr.files.editor.editor_app`, which adds the hosted editor's headers (its Content
-Security Policy, no framing, no cookies either way) and hides the build's ``_headers`` and dot
-files. WordCraft's licence files and NOTICE sit beside ``index.html`` and are served with it.
+:func:`artifactr.files.fastapi.editor.editor_app`, which adds the hosted editor's headers (its
+Content Security Policy, no framing, no cookies either way) and hides the build's ``_headers`` and
+dot files. WordCraft's licence files and NOTICE sit beside ``index.html`` and are served with it.
 The stack's edge puts it on a host name of its own, where portalr sets no cookies.
 """
 
@@ -15,7 +15,7 @@ from pathlib import Path
 import uvicorn
 from starlette.applications import Starlette
 
-from artifactr.files.editor import editor_app
+from artifactr.files.fastapi.editor import editor_app
 
 BUILD = "/srv/editor"
 """Where the image unpacks the browser build."""

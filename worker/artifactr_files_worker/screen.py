@@ -1,7 +1,7 @@
 """Screen: what the worker checks in a file before any app sees it (RFC-0003).
 
 Every file is hostile until screened. :func:`screen_file` first runs the package's own zip screen
-(:func:`artifactr.files.fingerprint.screen`: entries, declared and actual sizes, inflate ratio,
+(:func:`artifactr.files.core.fingerprint.screen`: entries, declared and actual sizes, inflate ratio,
 duplicate names, not a zip), which leaves a sound archive whose every part inflates to the size
 it declares. Then it reads the parts again, one at a time and in chunks, and checks what the
 zip screen can't see:
@@ -21,8 +21,8 @@ zip screen can't see:
 - **Packages inside.** A part that is itself a zip (an embedded workbook, or a zip bomb inside
   a .docx) is screened the same way, to :data:`MAX_NESTING` levels.
 
-Each refusal is an :class:`~artifactr.files.errors.UnsafeFile` naming the part, with a reason
-from the package's one list (:data:`~artifactr.files.errors.UnsafeReason`), named for what
+Each refusal is an :class:`~artifactr.files.core.errors.UnsafeFile` naming the part, with a reason
+from the package's one list (:data:`~artifactr.files.core.errors.UnsafeReason`), named for what
 happened: a declaration (DTD) is ``not_docx``, as is a part named as XML that isn't; nesting
 over its limit is ``too_deep``, elements ``too_many_elements``, a token ``token_too_large``; an
 image over its pixels (or hiding its size) is ``image_too_large``; a package nested too deep is
@@ -39,8 +39,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Final
 
-from artifactr.files.errors import UnsafeFile
-from artifactr.files.fingerprint import DEFAULT_LIMITS, ZipLimits, screen
+from artifactr.files.core.errors import UnsafeFile
+from artifactr.files.core.fingerprint import DEFAULT_LIMITS, ZipLimits, screen
 
 _MIB: Final = 1024 * 1024
 

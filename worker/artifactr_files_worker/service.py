@@ -1,7 +1,8 @@
 """Service: the worker's HTTP API, one job at a time (RFC-0003 "The app port and the worker").
 
 The application sends each call of the App port here through
-:class:`~artifactr.files.wordcraft.worker.Worker`, whose module defines the wire format. Two routes:
+:class:`~artifactr.files.apps.wordcraft.worker.Worker`, whose module defines the wire format. Two
+routes:
 
 - ``GET /health`` answers ``{"status": "ok"}``, with no token; it says nothing about files.
 - ``POST /jobs`` runs one call. Its body is the call's line of JSON, a newline, then the file.
@@ -21,8 +22,8 @@ A call goes through these steps, each of which may end it with a typed reply:
 5. **Screening** (:func:`~.screen.screen_file`), in a thread: the zip, the XML, the images and
    packages inside. A refusal is 422 with its reason.
 6. **The job**, in the worker's app (``WORKER_APP``): WordCraft's
-   (:func:`artifactr.files.wordcraft.run_job`) is a fresh ``wordcraft-cli mcp`` in an empty
-   directory of its own; LibreOffice's (:class:`artifactr.files.libreoffice.LibreOffice`) a
+   (:func:`artifactr.files.apps.wordcraft.run_job`) is a fresh ``wordcraft-cli mcp`` in an empty
+   directory of its own; LibreOffice's (:class:`artifactr.files.apps.libreoffice.LibreOffice`) a
    fresh ``soffice --headless`` on a fresh profile, driven by the adapter's driver. Either runs
    under the job's deadline, started by the :mod:`.launcher`, which sets its resource limits
    (CPU time, address space, file size, open files), with a cap on what it writes. Whatever
@@ -54,10 +55,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from artifactr.files.errors import AppFailure, AppTimeout, AppTooLarge, UnsafeFile
-from artifactr.files.libreoffice import LibreOffice, available
-from artifactr.files.native import MAX_PAGE, MAX_SCALE, MIN_SCALE
-from artifactr.files.wordcraft import (
+from artifactr.files.apps.libreoffice import LibreOffice, available
+from artifactr.files.apps.wordcraft import (
     ApplyJob,
     CommandsJob,
     InspectJob,
@@ -66,7 +65,7 @@ from artifactr.files.wordcraft import (
     RenderJob,
     run_job,
 )
-from artifactr.files.wordcraft.worker import (
+from artifactr.files.apps.wordcraft.worker import (
     CONTENT_TYPE,
     HEALTH,
     JOBS,
@@ -77,6 +76,8 @@ from artifactr.files.wordcraft.worker import (
     Problem,
     frame,
 )
+from artifactr.files.core.errors import AppFailure, AppTimeout, AppTooLarge, UnsafeFile
+from artifactr.files.native import MAX_PAGE, MAX_SCALE, MIN_SCALE
 
 from . import launcher
 from .screen import screen_file

@@ -35,7 +35,7 @@ WORKER_MAX_PIXELS      100,000,000                  an image's declared pixels
 WORKER_MAX_NESTING     2                            packages inside packages
 ====================== ============================ ==============================================
 
-One worker runs one app. LibreOffice's jobs (:class:`artifactr.files.libreoffice.LibreOffice`)
+One worker runs one app. LibreOffice's jobs (:class:`artifactr.files.apps.libreoffice.LibreOffice`)
 run its driver under the same launcher and limits as WordCraft's, with the CPU time of the
 longest deadline (the driver and the office it starts each get it). 1 GiB of address space is
 enough for the office: measured with LibreOffice 7.4, 512 MiB aborts it at start, 768 MiB
@@ -52,8 +52,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal, get_args
 
-from artifactr.files.app import EDIT_DEADLINE, RENDER_DEADLINE
-from artifactr.files.wordcraft import MAX_FILE, MAX_REPLY
+from artifactr.files.apps.wordcraft import MAX_FILE, MAX_REPLY
+from artifactr.files.core.app import EDIT_DEADLINE, RENDER_DEADLINE
 
 from .screen import (
     DEFAULT_SCREENING,

@@ -19,7 +19,8 @@ it: ``SqlBlobs``, ``SqlCheckouts``, ``SqlLeases`` and ``SqlRenders`` (``sqlite``
 import importlib
 from typing import TYPE_CHECKING, Final
 
-from artifactr.files.app import (
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.app import (
     About,
     App,
     AppCommand,
@@ -28,24 +29,23 @@ from artifactr.files.app import (
     Inspection,
     ReviewItem,
 )
-from artifactr.files.blobs import Blobs, InMemoryBlobs, InMemoryRenders, RenderKey, Renders
-from artifactr.files.checkouts import Checkout, Checkouts, InMemoryCheckouts
-from artifactr.files.errors import (
+from artifactr.files.core.blobs import Blobs, InMemoryBlobs, InMemoryRenders, RenderKey, Renders
+from artifactr.files.core.checkouts import Checkout, Checkouts, InMemoryCheckouts
+from artifactr.files.core.errors import (
     AppCrashed,
     AppFailure,
     AppRefused,
     AppTimeout,
     AppTooLarge,
-    ArtifactBusy,
     ContentDamaged,
     FileTooLarge,
     NotEnabled,
     UnsafeFile,
 )
-from artifactr.files.fake import FakeApp
-from artifactr.files.fingerprint import DEFAULT_LIMITS, ZipLimits, fingerprint
-from artifactr.files.integrations import InMemoryIntegrations, Integrations, integration_gate
-from artifactr.files.leases import (
+from artifactr.files.core.fingerprint import DEFAULT_LIMITS, ZipLimits, fingerprint
+from artifactr.files.core.integrations import InMemoryIntegrations, Integrations, integration_gate
+from artifactr.files.core.leases import (
+    ArtifactBusy,
     ArtifactLease,
     InMemoryLeases,
     Leases,
@@ -53,20 +53,20 @@ from artifactr.files.leases import (
     lease_artifact,
     release_artifact,
 )
-from artifactr.files.manifests import DOCX, Blob, NativeFile, Provenance, WordDocument
+from artifactr.files.core.manifests import DOCX, Blob, NativeFile, Provenance, WordDocument
+from artifactr.files.core.telemetry import Telemetry
 from artifactr.files.native import CheckedIn, NativeFiles, Unchanged
-from artifactr.files.telemetry import Telemetry
 
 if TYPE_CHECKING:
     # What an extra brings, named for type checkers; at run time __getattr__ loads it.
-    from artifactr.files.router import files_router as files_router
+    from artifactr.files.agent.tools import native_file_tools as native_file_tools
+    from artifactr.files.apps.wordcraft import Subprocess as Subprocess
+    from artifactr.files.apps.wordcraft import Worker as Worker
+    from artifactr.files.fastapi.router import files_router as files_router
     from artifactr.files.sql import SqlBlobs as SqlBlobs
     from artifactr.files.sql import SqlCheckouts as SqlCheckouts
     from artifactr.files.sql import SqlLeases as SqlLeases
     from artifactr.files.sql import SqlRenders as SqlRenders
-    from artifactr.files.tools import native_file_tools as native_file_tools
-    from artifactr.files.wordcraft import Subprocess as Subprocess
-    from artifactr.files.wordcraft import Worker as Worker
 
 _SQL: Final = "the 'sqlite' or 'postgres' extra: pip install 'artifactr-files-ai[sqlite]'"
 _WORKER: Final = "the 'worker' extra: pip install 'artifactr-files-ai[worker]'"
@@ -76,14 +76,14 @@ EXTRAS: Final[dict[str, tuple[str, str]]] = {
     "SqlCheckouts": ("artifactr.files.sql", _SQL),
     "SqlLeases": ("artifactr.files.sql", _SQL),
     "SqlRenders": ("artifactr.files.sql", _SQL),
-    "Subprocess": ("artifactr.files.wordcraft", _WORKER),
-    "Worker": ("artifactr.files.wordcraft", _WORKER),
+    "Subprocess": ("artifactr.files.apps.wordcraft", _WORKER),
+    "Worker": ("artifactr.files.apps.wordcraft", _WORKER),
     "files_router": (
-        "artifactr.files.router",
+        "artifactr.files.fastapi.router",
         "the 'fastapi' extra: pip install 'artifactr-files-ai[fastapi]'",
     ),
     "native_file_tools": (
-        "artifactr.files.tools",
+        "artifactr.files.agent.tools",
         "pydantic-ai, which artifactr-ai brings: pip install 'artifactr-ai>=0.2.1'",
     ),
 }

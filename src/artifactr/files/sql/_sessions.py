@@ -25,7 +25,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
-from artifactr.files.blobs import Clock
+from artifactr.files.core.clock import Clock
 from artifactr.files.sql.tables import Base, UtcDateTime
 
 

@@ -1,7 +1,7 @@
 """SQL blobs: native files' bytes in chunk rows, and the render cache, on SQLAlchemy (RFC-0003).
 
 A put streams. A feeder task reads the caller's stream, hashes and counts it, and cuts it into
-rows of :data:`~artifactr.files.blobs.CHUNK_SIZE`, at most :data:`QUEUE_ROWS` ahead of the
+rows of :data:`~artifactr.files.core.blobs.CHUNK_SIZE`, at most :data:`QUEUE_ROWS` ahead of the
 database; meanwhile the put writes the rows under a fresh upload id, so hashing overlaps the
 writes. A transaction writes rows as they come, up to :data:`TRANSACTION_ROWS`, and commits as
 soon as the next row is more than :data:`LINGER` away: it is never held open across a slow
@@ -31,8 +31,9 @@ from sqlalchemy import ColumnElement, Delete, Select, and_, delete, exists, inse
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from artifactr.files.blobs import CHUNK_SIZE, Clock, Hashing, RenderKey
-from artifactr.files.manifests import Blob
+from artifactr.files.core.blobs import CHUNK_SIZE, Hashing, RenderKey
+from artifactr.files.core.clock import Clock
+from artifactr.files.core.manifests import Blob
 from artifactr.files.sql._sessions import DatabaseNow, Sessions, finished, to_the_end, upsert_into
 from artifactr.files.sql.tables import BlobRow, ChunkRow, RenderRow
 
@@ -198,7 +199,7 @@ class SqlBlobs:
         *,
         limit: int | None = None,
     ) -> Blob:
-        """Store bytes as they stream in; see :meth:`artifactr.files.blobs.Blobs.put`.
+        """Store bytes as they stream in; see :meth:`artifactr.files.core.blobs.Blobs.put`.
 
         Raises:
             FileTooLarge: If more than ``limit`` bytes arrive; nothing is stored.
@@ -279,7 +280,7 @@ class SqlBlobs:
 
     @finished
     async def get(self, scope: Scope, artifact_id: str, sha256: str) -> bytes | None:
-        """Return a blob's bytes whole, or None; see :meth:`artifactr.files.blobs.Blobs.get`."""
+        """Return a blob's bytes whole, or None (:meth:`~artifactr.files.core.blobs.Blobs.get`)."""
         async with self._sessions.read(scope.tenant_id) as connection:
             found = await connection.execute(
                 select(BlobRow.size, ChunkRow.data)
@@ -298,7 +299,7 @@ class SqlBlobs:
 
     @finished
     async def stat(self, scope: Scope, artifact_id: str, sha256: str) -> Blob | None:
-        """Return a blob's record, or None; see :meth:`artifactr.files.blobs.Blobs.stat`."""
+        """Return a blob's record, or None; see :meth:`artifactr.files.core.blobs.Blobs.stat`."""
         async with self._sessions.read(scope.tenant_id) as connection:
             found = await connection.execute(
                 select(BlobRow.size, BlobRow.media_type).where(*_blob(scope, artifact_id, sha256))
@@ -431,7 +432,7 @@ class SqlBlobs:
 
 
 class SqlRenders:
-    """Rendered pages in a SQL database, keyed by :class:`~artifactr.files.blobs.RenderKey`.
+    """Rendered pages in a SQL database, keyed by :class:`~artifactr.files.core.blobs.RenderKey`.
 
     Args:
         engine: The database. It is not disposed of here.

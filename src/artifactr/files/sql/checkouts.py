@@ -21,7 +21,7 @@ from pydantic import TypeAdapter
 from sqlalchemy import ColumnElement, Row, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from artifactr.files.checkouts import Checkout, Ended, Outcome
+from artifactr.files.core.checkouts import Checkout, Ended, Outcome
 from artifactr.files.sql._sessions import DatabaseNow, Sessions, finished, upsert_into
 from artifactr.files.sql.tables import CheckoutRow
 
@@ -29,7 +29,7 @@ _ACTOR: TypeAdapter[Actor] = TypeAdapter(Actor)
 
 
 class SqlCheckouts:
-    """Check-out records in a SQL database; see :class:`artifactr.files.checkouts.Checkouts`.
+    """Check-out records in a SQL database; see :class:`artifactr.files.core.checkouts.Checkouts`.
 
     Args:
         engine: The database. It is not disposed of here.

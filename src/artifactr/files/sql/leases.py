@@ -16,14 +16,14 @@ from artifactr.workspace import Scope
 from sqlalchemy import ColumnElement, delete, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from artifactr.files.blobs import Clock
-from artifactr.files.leases import ArtifactLease
+from artifactr.files.core.clock import Clock
+from artifactr.files.core.leases import ArtifactLease
 from artifactr.files.sql._sessions import Sessions, finished, upsert_into
 from artifactr.files.sql.tables import LeaseRow
 
 
 class SqlLeases:
-    """Leases on artifacts in a SQL database; see :class:`artifactr.files.leases.Leases`.
+    """Leases on artifacts in a SQL database; see :class:`artifactr.files.core.leases.Leases`.
 
     Args:
         engine: The database. It is not disposed of here.

@@ -5,7 +5,7 @@ workspace, as artifactr's do, so the package shares a database (and an engine) w
 and the application without sharing their tables. The migrations in the package's own Alembic
 chain build exactly this schema, and record their version in :data:`VERSION_TABLE`.
 
-A blob's bytes are rows of at most :data:`~artifactr.files.blobs.CHUNK_SIZE` in
+A blob's bytes are rows of at most :data:`~artifactr.files.core.blobs.CHUNK_SIZE` in
 ``artifactr_files_chunks``, never one value, so neither side ever holds a whole file (and
 PostgreSQL's 1 GB cap on a ``bytea`` never applies). The chunks belong to an upload: a row of
 ``artifactr_files_blobs`` whose digest is empty until the put has seen every byte.
@@ -114,7 +114,7 @@ class BlobRow(ScopedRow):
 
 
 class ChunkRow(ScopedRow):
-    """Up to :data:`~artifactr.files.blobs.CHUNK_SIZE` bytes of an upload, in order."""
+    """Up to :data:`~artifactr.files.core.blobs.CHUNK_SIZE` bytes of an upload, in order."""
 
     __tablename__ = "artifactr_files_chunks"
 

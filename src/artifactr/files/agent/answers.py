@@ -1,0 +1,269 @@
+"""Answers: what the native file tools do, whichever surface carries them (ADR-0012).
+
+The agent's toolset (:mod:`artifactr.files.agent.tools`) and the MCP server's tools
+(:mod:`artifactr.files.mcp`) are two thin surfaces over the five functions here, one a tool.
+Each acts as the workspace handle it is given, through :class:`NativeFiles`, so access, hiding,
+write policy and the switch are decided there, and answers in :mod:`artifactr.files.agent.wording`'s
+words. A surface only turns what these raise into what its protocol says:
+
+- :class:`WrongArguments`: arguments the model got wrong (not a native file, a bad ``start`` or
+  ``page``, an empty batch, a command the app's catalog lacks), every one named at once.
+- :class:`CallFailed`: the app timed out, crashed or found the file too large. Retrying at once
+  won't help, so the call fails without spending retries.
+- A :class:`~artifactr.core.Rejection` as it is: another agent's edit holding the file
+  (:class:`~artifactr.files.core.errors.ArtifactBusy`), a stale base (``VersionConflict``), the
+  app's refusal (:class:`~artifactr.files.core.errors.AppRefused`), the switch
+  (:class:`~artifactr.files.core.errors.NotEnabled`), a refused write (``Forbidden``).
+
+A person's check-out is not raised: :func:`edit_native` answers who has the file and until when,
+as an edit queued behind hours of someone's work would be stale when it arrived.
+
+``follow`` is called with a file's id once a call has found it, before the work: the toolset
+adds the file to the run's thread focus; an MCP client has no thread, and follows nothing.
+"""
+
+import json
+from collections.abc import Awaitable, Callable, Generator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from artifactr.core import Applied, Artifact, NotFound, Proposed
+from artifactr.workspace import Workspace
+
+from artifactr.files.agent import wording
+from artifactr.files.core.app import AppCommand
+from artifactr.files.core.errors import AppFailure, AppRefused
+from artifactr.files.core.leases import ArtifactBusy, ArtifactLease, scope_of
+from artifactr.files.core.manifests import NativeFile
+from artifactr.files.core.visibility import visible
+from artifactr.files.native import NativeFiles, Unchanged
+
+Follow = Callable[[str], Awaitable[None]]
+"""Called with a file's id once a call has found it: the thread's focus, or nothing."""
+
+
+class WrongArguments(Exception):
+    """A tool did nothing, as some of its arguments are wrong; the message names every one."""
+
+    def __init__(self, tool: str, problems: Sequence[str]) -> None:
+        super().__init__(wording.wrong_arguments(tool, problems))
+        self.tool = tool
+        self.problems = tuple(problems)
+
+
+class CallFailed(Exception):
+    """The app could not do the call (a timeout, a crash, a file too large); the message says so.
+
+    It is raised from the app's :class:`~artifactr.files.core.errors.AppFailure`.
+    """
+
+
+@dataclass(frozen=True)
+class Page:
+    """A rendered page, with the words that go beside it."""
+
+    caption: str
+    """Which file, version and page it is."""
+
+    png: bytes
+    """The page, as a PNG."""
+
+
+@dataclass(frozen=True)
+class _Head:
+    """A native file's head, as the tools found it."""
+
+    artifact_id: str
+    version: int
+    data: NativeFile
+
+    @property
+    def title(self) -> str:
+        return wording.title(self.artifact_id, self.data.kind, self.version, self.data.name)
+
+
+async def read_native(
+    ws: Workspace, files: NativeFiles, artifact_id: str, start: int, *, follow: Follow
+) -> str:
+    """Return a page of a native file's text, :data:`~wording.READ_CHARS` characters at most.
+
+    Raises:
+        WrongArguments: If it is not a native file here, or ``start`` is out of range.
+    """
+    problems: list[str] = []
+    head = await _native(ws, files, artifact_id, problems)
+    text = "" if head is None else await files.text(ws, artifact_id, head.version)
+    _check_start(start, len(text), "characters", known=head is not None, problems=problems)
+    if head is None or problems:
+        raise WrongArguments(wording.READ_NATIVE.name, problems)
+    await follow(artifact_id)
+    end = min(start + wording.READ_CHARS, len(text))
+    return wording.text_page(head.title, start, end, len(text), text[start:end])
+
+
+async def read_review(
+    ws: Workspace, files: NativeFiles, artifact_id: str, start: int, *, follow: Follow
+) -> str:
+    """Return a page of a native file's review, :data:`~wording.REVIEW_ITEMS` items at most.
+
+    Raises:
+        WrongArguments: If it is not a native file here, or ``start`` is out of range.
+    """
+    problems: list[str] = []
+    head = await _native(ws, files, artifact_id, problems)
+    items = [] if head is None else await files.review(ws, artifact_id, head.version)
+    _check_start(start, len(items), "items", known=head is not None, problems=problems)
+    if head is None or problems:
+        raise WrongArguments(wording.READ_REVIEW.name, problems)
+    await follow(artifact_id)
+    comments = sum(item.kind == "comment" for item in items)
+    end = min(start + wording.REVIEW_ITEMS, len(items))
+    lines = [
+        json.dumps(item.model_dump(mode="json", exclude_none=True), ensure_ascii=False)
+        for item in items[start:end]
+    ]
+    return wording.review_page(head.title, start, end, len(items), comments, lines)
+
+
+async def find_commands(files: NativeFiles, query: str) -> str:
+    """Return the app's commands that match a query, :data:`~wording.MAX_COMMANDS` at most.
+
+    Raises:
+        CallFailed: If the app could not list them.
+    """
+    with _app_failures("list its commands"):
+        found = list(await files.app.commands(query))
+    lines = [
+        wording.command_line(spec.id, spec.params, spec.label, mutates=spec.mutates)
+        for spec in found[: wording.MAX_COMMANDS]
+    ]
+    return wording.commands_found(query, lines, len(found))
+
+
+async def edit_native(
+    ws: Workspace,
+    files: NativeFiles,
+    artifact_id: str,
+    *,
+    base_version: int,
+    commands: Sequence[AppCommand],
+    summary: str,
+    thread_id: str | None,
+    follow: Follow,
+) -> Applied | Proposed | str:
+    """Edit a native file with one batch of the app's commands, as the handle's actor.
+
+    Return the outcome (an agent's edit of a ``propose`` kind is :class:`Proposed`), or the
+    answer to a batch that changed nothing or to a file a person has checked out.
+
+    Raises:
+        WrongArguments: If it is not a native file here, the batch is empty or names a command
+            the app lacks (and then a stale ``base_version`` too).
+        CallFailed: If the app timed out, crashed or found the file too large.
+        Rejection: As :meth:`NativeFiles.edit` raises it, except a person's check-out.
+    """
+    problems: list[str] = []
+    head = await _native(ws, files, artifact_id, problems)
+    if commands:
+        with _app_failures("list its commands"):
+            known = {spec.id for spec in await files.app.commands("")}
+        problems += [
+            wording.unknown_command(number, command.command)
+            for number, command in enumerate(commands)
+            if command.command not in known
+        ]
+    else:
+        problems.append(wording.EMPTY_BATCH)
+    if head is not None and problems and base_version != head.version:
+        problems.append(wording.stale_base(artifact_id, head.version, base_version))
+    if head is None or problems:
+        raise WrongArguments(wording.EDIT_NATIVE.name, problems)
+    await follow(artifact_id)
+    try:
+        with _app_failures(f"edit {artifact_id}"):
+            outcome = await files.edit(
+                ws,
+                artifact_id,
+                base_version=base_version,
+                commands=commands,
+                summary=summary.strip() or None,
+                thread_id=thread_id,
+            )
+    except ArtifactBusy as busy:
+        if busy.lease is None or not busy.lease.holder.startswith("checkout:"):
+            raise  # another agent's edit, or none by now: a retry, in seconds
+        return await _checked_out(ws, files, busy.lease)
+    if isinstance(outcome, Unchanged):
+        return wording.unchanged(artifact_id, outcome.version)
+    return outcome
+
+
+async def view_page(
+    ws: Workspace, files: NativeFiles, artifact_id: str, page: int, *, follow: Follow
+) -> Page:
+    """Return one page of a native file, rendered by the app.
+
+    Raises:
+        WrongArguments: If it is not a native file here, or has no such page.
+        CallFailed: If the app could not render it.
+        AppRefused: If the app refuses the page.
+    """
+    problems: list[str] = []
+    head = await _native(ws, files, artifact_id, problems)
+    pages = None if head is None else head.data.pages
+    if page < 1:
+        problems.append(wording.page_before_one(page))
+    elif pages is not None and page > pages:
+        problems.append(wording.page_past_end(artifact_id, pages, page))
+    if head is None or problems:
+        raise WrongArguments(wording.VIEW_PAGE.name, problems)
+    with _app_failures(f"render page {page} of {artifact_id}"):
+        png = await files.render(ws, artifact_id, head.version, page)
+    await follow(artifact_id)
+    return Page(wording.page_caption(head.title, page, pages), png)
+
+
+# ─── helpers ──────────────────────────────────────────────────────────────────
+
+
+async def _native(
+    ws: Workspace, files: NativeFiles, artifact_id: str, problems: list[str]
+) -> _Head | None:
+    """Return the native file's head, or None with what is wrong added to ``problems``."""
+    try:
+        artifact = await visible(ws, Artifact, artifact_id)
+    except NotFound:
+        problems.append(wording.no_artifact(artifact_id))
+        return None
+    data = artifact.data
+    if not isinstance(data, NativeFile) or files.key_of(artifact.kind) is None:
+        problems.append(wording.not_native(artifact_id, artifact.kind, files.app.name))
+        return None
+    return _Head(artifact_id, artifact.version, data)
+
+
+def _check_start(start: int, total: int, unit: str, *, known: bool, problems: list[str]) -> None:
+    if start < 0:
+        problems.append(wording.before_start(start))
+    elif known and start > total:
+        problems.append(wording.past_end(start, total, unit))
+
+
+@contextmanager
+def _app_failures(doing: str) -> Generator[None]:
+    """Turn the app's timeout, crash or size failure into a failed call; its refusal stays."""
+    try:
+        yield
+    except AppRefused:
+        raise
+    except AppFailure as failure:
+        raise CallFailed(wording.app_failed(doing, failure.kind, failure.reason)) from failure
+
+
+async def _checked_out(ws: Workspace, files: NativeFiles, lease: ArtifactLease) -> str:
+    """Return the answer to an edit of a file a person has checked out."""
+    checkout_id, _, participant = lease.holder.removeprefix("checkout:").partition(":")
+    record = await files.checkouts.get(scope_of(ws), checkout_id)
+    who = participant if record is None else f"{record.actor.display_name} ({participant})"
+    until = lease.expires_at.isoformat(timespec="seconds")
+    return wording.checked_out(lease.artifact_id, who, until)

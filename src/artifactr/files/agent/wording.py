@@ -1,0 +1,291 @@
+"""Wording: what the native file tools are called and say, on every surface (ADR-0012).
+
+An agent meets the native file tools on two surfaces: the application's own agents through the
+pydantic-ai toolset (:mod:`artifactr.files.agent.tools`), external agents through artifactr's MCP
+server (:mod:`artifactr.files.mcp`). Both take from here each tool's name, description and
+parameters (a :class:`ToolWording`), how much a call gives (:data:`READ_CHARS`,
+:data:`REVIEW_ITEMS`, :data:`MAX_COMMANDS`), and every sentence of an answer or a refusal, so
+an agent is told the same thing wherever it connects.
+
+Everything here is a constant or a pure function of what it is given: no I/O, and no import of
+pydantic-ai or the MCP SDK.
+"""
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+from artifactr.core import Rejection, VersionConflict
+
+READ_CHARS: Final = 8_000
+"""How many characters of a file's text ``read_native`` gives a call."""
+
+REVIEW_ITEMS: Final = 50
+"""How many comments and tracked changes ``read_review`` gives a call."""
+
+MAX_COMMANDS: Final = 10
+"""How many of the app's commands ``find_commands`` lists."""
+
+STALE_HINT: Final = " Read the artifact again, then retry."
+"""What follows a stale base's refusal, as artifactr's agent capability adds it."""
+
+
+@dataclass(frozen=True)
+class ToolWording:
+    """A tool's name, what it does and what each of its parameters is, as the model reads them."""
+
+    name: str
+    """The tool's name."""
+
+    description: str
+    """What the tool does: a line, then paragraphs."""
+
+    params: Mapping[str, str]
+    """Each parameter's description, in the tool's order; a line break continues it."""
+
+    def docstring(self) -> str:
+        """Return the wording as a Google-style docstring, which pydantic-ai reads."""
+        args = "".join(
+            f"    {name}: " + "\n        ".join(text.splitlines()) + "\n"
+            for name, text in self.params.items()
+        )
+        return f"{self.description}\n\nArgs:\n{args}"
+
+
+WORKSPACE_ID: Final = "The workspace the file is in; list_workspaces lists them."
+"""The MCP tools' ``workspace_id``: an MCP session may work in any workspace it may open."""
+
+READ_NATIVE: Final = ToolWording(
+    "read_native",
+    f"Read a native file's text, {READ_CHARS:,} characters a call, as the app reads it.\n\n"
+    "The text is the body's words, one line a paragraph, without formatting or pictures.\n"
+    "The answer names the file's version, the characters it holds, and where to read on.",
+    {
+        "artifact_id": "The native file (a Word document) to read.",
+        "start": "The character to read from: 0 at first, then the start each answer gives,\n"
+        "until it says the text has ended.",
+    },
+)
+
+READ_REVIEW: Final = ToolWording(
+    "read_review",
+    f"Read a native file's comments and tracked changes, {REVIEW_ITEMS} a call, as the app "
+    "gives them.\n\n"
+    "Each line is one item as JSON: `kind` is `comment` or `change`, with the app's\n"
+    "`id`, `author`, `date` and `text`; a change says whether it is an `insert` or a\n"
+    "`delete`, and a comment may name the `anchor` text it is on.",
+    {
+        "artifact_id": "The native file (a Word document) whose review to read.",
+        "start": "The item to read from: 0 at first, then the start each answer gives.",
+    },
+)
+
+FIND_COMMANDS: Final = ToolWording(
+    "find_commands",
+    "Find the app's commands whose id or description contains a word, ten at most.\n\n"
+    "Each is listed with its parameters, which `edit_native` takes as\n"
+    '`{"command": id, "params": {...}}`.',
+    {
+        "query": "A word to look for, such as `replace`, `comment` or `style`; an empty\n"
+        "query lists the catalog from its start.",
+    },
+)
+
+EDIT_NATIVE: Final = ToolWording(
+    "edit_native",
+    "Edit a native file with one batch of the app's commands, run in order.\n\n"
+    "The batch runs as one session of the app, on `base_version`, which must be the\n"
+    "file's version now. If the app refuses a command, the batch changes nothing. Your edit\n"
+    "may become a proposal for a person to review. If a person has the file checked out,\n"
+    "you are told who and until when, and nothing is changed.",
+    {
+        "artifact_id": "The native file (a Word document) to edit.",
+        "base_version": "The version you read, which the batch is based on.",
+        "commands": 'The app\'s commands, in order, each `{"command": id, "params": {...}}`;\n'
+        "`find_commands` lists them with their parameters.",
+        "summary": "What the change does, in a sentence, shown to people.",
+    },
+)
+
+VIEW_PAGE: Final = ToolWording(
+    "view_page",
+    "Look at one page of a native file, laid out and rendered by the app, as an image.",
+    {
+        "artifact_id": "The native file (a Word document) to look at.",
+        "page": "The page, from 1; `read_artifact` says how many there are.",
+    },
+)
+
+FAILED: Final = {
+    "timeout": "it ran out of time",
+    "crashed": "it crashed",
+    "too_large": "the file is too large for it",
+}
+"""How an answer names each way the app fails, by
+:data:`~artifactr.files.core.errors.FailureKind`."""
+
+
+# ─── refusals ─────────────────────────────────────────────────────────────────
+
+
+def wrong_arguments(tool: str, problems: Sequence[str]) -> str:
+    """Return the refusal of a call whose arguments are wrong, naming every wrong one."""
+    listed = "\n".join(f"- {problem}" for problem in problems)
+    return f"{tool} did nothing, as some arguments are wrong:\n{listed}"
+
+
+def refusal(rejection: Rejection) -> str:
+    """Return what an agent is told of a refusal: its message, and for a stale base, a hint."""
+    hint = STALE_HINT if isinstance(rejection, VersionConflict) else ""
+    return rejection.message + hint
+
+
+def app_failed(doing: str, kind: str, reason: str) -> str:
+    """Return what an agent is told when the app could not do something, and retrying won't help.
+
+    Args:
+        doing: What the app could not do, after "could not" ("edit art_1").
+        kind: How it failed: ``timeout``, ``crashed`` or ``too_large``.
+        reason: The app's own words.
+    """
+    return (
+        f"The app could not {doing}: {FAILED[kind]} ({reason}). Trying "
+        "again at once won't help: tell the person, or try a smaller change later."
+    )
+
+
+def checked_out(artifact_id: str, who: str, until: str) -> str:
+    """Return the answer to an edit of a file a person has checked out.
+
+    Args:
+        artifact_id: The file.
+        who: The person, by name and id where known.
+        until: When the check-out ends, as ISO 8601.
+    """
+    return (
+        f"Not edited: {artifact_id} is checked out by {who} until {until}, and nothing "
+        "was changed. They are editing it in the app, and their check-in will change it. Don't "
+        "retry now, and don't propose this change, which would be stale when they check it in. "
+        "Plan again once it is checked in: read it then, and base your edit on that version. "
+        "Tell the person what you meant to change."
+    )
+
+
+def unchanged(artifact_id: str, version: int) -> str:
+    """Return the answer to a batch that left the file as it was."""
+    return (
+        f"Unchanged: the batch left {artifact_id} as it was, so no revision was made; "
+        f"it is still at version {version}."
+    )
+
+
+# ─── the problems a refusal lists ─────────────────────────────────────────────
+
+
+def no_artifact(artifact_id: str) -> str:
+    """Return the problem of an artifact that is missing, or hidden from the caller."""
+    return f"artifact_id: there is no artifact {artifact_id!r} here; list_artifacts lists them"
+
+
+def not_native(artifact_id: str, kind: str, app: str) -> str:
+    """Return the problem of an artifact that is not one of the app's native files."""
+    return (
+        f"artifact_id: {artifact_id} is a {kind}, not a native file of {app}'s; "
+        "read_artifact reads it"
+    )
+
+
+def before_start(start: int) -> str:
+    """Return the problem of a negative ``start``."""
+    return f"start: {start} is before the start; begin at 0"
+
+
+def past_end(start: int, total: int, unit: str) -> str:
+    """Return the problem of a ``start`` past the end of ``total`` characters or items."""
+    return f"start: {start} is past the end, as there are {total} {unit}"
+
+
+def unknown_command(number: int, command: str) -> str:
+    """Return the problem of a command the app's catalog lacks, by its place in the batch."""
+    return (
+        f"commands[{number}].command: {command!r} is not one of the app's commands; "
+        "find_commands lists them"
+    )
+
+
+EMPTY_BATCH: Final = "commands: the batch is empty; send at least one command"
+"""The problem of an empty batch."""
+
+
+def stale_base(artifact_id: str, head: int, base: int) -> str:
+    """Return the problem of a ``base_version`` that is not the head, beside other problems."""
+    return (
+        f"base_version: {artifact_id} is at version {head}, not {base}; read it again before "
+        "you edit it"
+    )
+
+
+def page_before_one(page: int) -> str:
+    """Return the problem of a page below 1."""
+    return f"page: pages count from 1, not {page}"
+
+
+def page_past_end(artifact_id: str, pages: int, page: int) -> str:
+    """Return the problem of a page past the file's last."""
+    return f"page: {artifact_id} has pages 1 to {pages}, not {page}"
+
+
+# ─── answers ──────────────────────────────────────────────────────────────────
+
+
+def title(artifact_id: str, kind: str, version: int, name: str) -> str:
+    """Return how an answer names a file: id, kind, version and name."""
+    return f"{artifact_id} ({kind}, v{version}) {name!r}"
+
+
+def text_page(heading: str, start: int, end: int, total: int, text: str) -> str:
+    """Return a page of a file's text, saying where to read on."""
+    onward = (
+        f"The text goes on: read on with start={end}."
+        if end < total
+        else "That is the end of the text."
+    )
+    return f"{heading}: characters {start} to {end} of {total}.\n\n{text}\n\n{onward}"
+
+
+def review_page(
+    heading: str, start: int, end: int, total: int, comments: int, lines: Sequence[str]
+) -> str:
+    """Return a page of a file's review, one JSON item a line, saying where to read on."""
+    onward = (
+        f"The review goes on: read on with start={end}."
+        if end < total
+        else "That is the end of the review."
+    )
+    listed = "".join(line + "\n" for line in lines)
+    return (
+        f"{heading}: items {start} to {end} of {total} (comments: {comments}, "
+        f"tracked changes: {total - comments}).\n\n{listed}\n{onward}"
+    )
+
+
+def commands_found(query: str, lines: Sequence[str], found: int) -> str:
+    """Return the commands found for a query: at most :data:`MAX_COMMANDS` lines of ``found``."""
+    if not found:
+        return f"No command matches {query!r}: try another word, or an empty query."
+    more = found - len(lines)
+    rest = f"\n{more} more match: narrow the query to see them." if more > 0 else ""
+    return f"Commands matching {query!r}: {found}.\n" + "\n".join(lines) + rest
+
+
+def command_line(command: str, params: str, label: str, *, mutates: bool) -> str:
+    """Return one command as ``find_commands`` lists it."""
+    return f"- {command} {params or '(no parameters)'}: {label}" + (
+        "" if mutates else " (does not change the file)"
+    )
+
+
+def page_caption(heading: str, page: int, pages: int | None) -> str:
+    """Return the words beside a page's image."""
+    of = "" if pages is None else f" of {pages}"
+    return f"{heading}: page {page}{of}."

@@ -1,0 +1,743 @@
+"""FakeApp: an App that edits real .docx bytes with the standard library, for tests (RFC-0003).
+
+:class:`FakeApp` implements :class:`~artifactr.files.core.app.App` in process, deterministically,
+with no binary to install: application developers use it in their own tests, and this package's
+tests and demo run on it. It edits the file itself (zip and WordprocessingML, :mod:`._docx`), so
+what it returns opens in Word and python-docx, and it saves as WordCraft does: only the parts a
+command changed are rewritten, and ``docProps/core.xml`` is stamped on every save, so a batch that
+changes nothing keeps the fingerprint. A file without core properties gains them, related and typed,
+on its first save, which changes its fingerprint that once.
+
+Its commands are a small subset of WordCraft's, with WordCraft's ids, parameters and refusals,
+so one batch runs on both (``FakeApp().commands()`` lists them). A batch runs like one WordCraft
+session: the caret starts at the start of the first paragraph, commands act on the selection,
+and a refused command refuses the whole batch, which changes nothing::
+
+    app = FakeApp()
+    edited = await app.apply(
+        source,
+        [
+            AppCommand(command="select.text", params={"text": "Draft"}),
+            AppCommand(command="text.insert", params={"text": "Final"}),
+        ],
+        author="Ada",
+    )
+    app.last_results  # ({"paragraph": 0, "start": 0, "end": 5, "text": "Draft"}, ...)
+
+Each call parses and edits in a worker thread, so a large file never stalls the event loop,
+builds at most ``max_elements`` XML elements (:data:`DEFAULT_MAX_ELEMENTS`), so memory stays
+bounded, and answers :class:`~artifactr.files.core.errors.AppTimeout` at its deadline, when the
+thread is told to stop at its next mebibyte of XML.
+
+Tests make it fail on purpose: ``FakeApp(fail={"apply": "timeout"})`` fails every call of an
+operation, ``app.fail_next("crashed")`` only the next one; ``delay`` makes it slow and
+``max_size`` refuses large files. A timeout waits until the deadline before it raises, so the
+caller's deadline is what's tested.
+"""
+
+import asyncio
+import io
+import math
+import re
+import struct
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Literal
+
+from pydantic import JsonValue
+
+from artifactr.files.apps.fake._docx import Budget, Document, Package, Paragraph, Track, stamp_core
+from artifactr.files.core.app import (
+    EDIT_DEADLINE,
+    RENDER_DEADLINE,
+    About,
+    AppCommand,
+    CommandSpec,
+    Edited,
+    Inspection,
+    ReviewItem,
+    Source,
+)
+from artifactr.files.core.errors import (
+    AppRefused,
+    AppTimeout,
+    AppTooLarge,
+    FailureKind,
+    UnsafeFile,
+    failure_of,
+)
+from artifactr.files.core.fingerprint import fingerprint
+from artifactr.files.core.manifests import MAX_OUTLINE
+
+Operation = Literal["apply", "inspect", "render"]
+"""A call FakeApp can be told to fail."""
+
+VERSION = "1.0"
+"""The version FakeApp reports in :class:`~artifactr.files.core.app.About`."""
+
+DEFAULT_AUTHOR = "FakeApp User"
+"""Who edits when ``apply`` names nobody (WordCraft's default is ``"WordCraft User"``)."""
+
+DEFAULT_MAX_SIZE = 64 * 1024 * 1024
+"""The largest file FakeApp takes, in bytes; its parts may inflate to eight times that."""
+
+DEFAULT_MAX_ELEMENTS = 500_000
+"""The most XML elements FakeApp builds for one file: a few hundred pages hold a tenth of it.
+Parsed, an element takes about 150 bytes, so a file's parts take at most about 75 MiB."""
+
+CHARS_PER_LINE = 90
+"""How many characters FakeApp lays out on a line."""
+
+LINES_PER_PAGE = 45
+"""How many lines it lays out on a page."""
+
+PAGE_SIZE = (595, 842)
+"""An A4 page in points: a render is this many pixels at scale 1 (72 dpi)."""
+
+_MARGIN = 72
+_PITCH = (PAGE_SIZE[1] - 2 * _MARGIN) / LINES_PER_PAGE
+_BAR = _PITCH * 0.55
+_INK = 0x40
+_WHITE = 0xFF
+
+_TOO_LARGE = frozenset(
+    {"too_many_entries", "part_too_large", "total_too_large", "inflate_ratio", "too_large"}
+)
+_INVALID_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_PARAGRAPH_BREAK = re.compile("[\r\u2029]")
+_WORD = re.compile(r"\w+")
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+# ─── parameters ───────────────────────────────────────────────────────────────
+
+
+def _bad(reason: str) -> AppRefused:
+    return AppRefused(f"bad parameters: {reason}")
+
+
+class _Params:
+    """A command's parameters, checked as they are read, with WordCraft's refusals."""
+
+    def __init__(self, command: "_Command", params: Mapping[str, JsonValue]) -> None:
+        unknown = sorted(set(params) - set(command.fields))
+        if unknown:
+            raise _bad(f"unknown field `{unknown[0]}`; {command.id} takes {command.params or '{}'}")
+        self._params = params
+
+    def text(self, key: str, *, empty: bool = False, paragraphs: bool = True) -> str:
+        value = self._params.get(key)
+        if not isinstance(value, str):
+            raise _bad(f"`{key}` must be a string" if key in self._params else f"missing `{key}`")
+        if not value and not empty:
+            raise _bad(f"`{key}` must not be empty")
+        if _INVALID_XML.search(value):
+            raise _bad(f"`{key}` holds a character a .docx cannot")
+        if not paragraphs and _PARAGRAPH_BREAK.search(value):
+            raise _bad(f"`{key}` cannot break a paragraph")
+        return value
+
+    def flag(self, key: str) -> bool | None:
+        value = self._params.get(key)
+        if value is not None and not isinstance(value, bool):
+            raise _bad(f"`{key}` must be true or false")
+        return value
+
+    def count(self, key: str) -> int | None:
+        value = self._params.get(key)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < 1
+        ):
+            raise _bad(f"`{key}` must be a positive integer")
+        return value
+
+    def ident(self, key: str) -> str | None:
+        value = self._params.get(key)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
+            raise _bad(f"`{key}` must be an id")
+        return str(value)
+
+
+# ─── the session ──────────────────────────────────────────────────────────────
+
+
+class _Session:
+    """One batch's state, as a WordCraft session has it: the document, selection and flags."""
+
+    def __init__(self, document: Document, track: Track) -> None:
+        self.document = document
+        self.who = track
+        self.tracking = document.tracking()
+        self.match_case = False
+        self.index = 0
+        self.start = 0
+        self.end = 0
+
+    def track(self) -> Track | None:
+        return self.who if self.tracking else None
+
+    def focus(self) -> Paragraph:
+        paragraphs = self.document.paragraphs()
+        if not paragraphs:
+            self.document.ensure_paragraph()
+            paragraphs = self.document.paragraphs()
+        return paragraphs[self.index]
+
+    def caret(self, index: int, offset: int) -> dict[str, JsonValue]:
+        self.index, self.start, self.end = index, offset, offset
+        return {"paragraph": index, "offset": offset}
+
+
+def _select_text(session: _Session, params: _Params) -> dict[str, JsonValue]:
+    text = params.text("text")
+    occurrence = params.count("occurrence") or 1
+    seen = 0
+    for index, paragraph in enumerate(session.document.paragraphs()):
+        content = session.document.text(paragraph.element)
+        found = content.find(text)
+        while found >= 0:
+            seen += 1
+            if seen == occurrence:
+                session.index, session.start, session.end = index, found, found + len(text)
+                return {"paragraph": index, "start": found, "end": found + len(text), "text": text}
+            found = content.find(text, found + len(text))
+    raise AppRefused(
+        f"not found: `{text}` (occurrence {occurrence})"
+        if occurrence > 1
+        else f"not found: `{text}`"
+    )
+
+
+def _doc_start(session: _Session, _params: _Params) -> dict[str, JsonValue]:
+    return session.caret(0, 0)
+
+
+def _doc_end(session: _Session, _params: _Params) -> dict[str, JsonValue]:
+    paragraphs = session.document.paragraphs()
+    if not paragraphs:
+        return session.caret(0, 0)
+    last = len(paragraphs) - 1
+    return session.caret(last, len(session.document.text(paragraphs[last].element)))
+
+
+def _insert(session: _Session, text: str) -> dict[str, JsonValue]:
+    document, track = session.document, session.track()
+    paragraph = session.focus()
+    first, *rest = _PARAGRAPH_BREAK.split(text.replace("\r\n", "\r"))
+    document.replace(paragraph.element, session.start, session.end, first, track)
+    offset = session.start + len(first)
+    for piece in rest:
+        paragraph = document.split(paragraph, offset, track)
+        session.index += 1
+        document.replace(paragraph.element, 0, 0, piece, track)
+        offset = len(piece)
+    return session.caret(session.index, offset)
+
+
+def _text_insert(session: _Session, params: _Params) -> dict[str, JsonValue]:
+    params.flag("raw")
+    return _insert(session, params.text("text", empty=True))
+
+
+def _new_paragraph(session: _Session, _params: _Params) -> dict[str, JsonValue]:
+    return _insert(session, "\r")
+
+
+def _fold(text: str) -> str:
+    # Lower-case character by character, keeping the length, so offsets stay true.
+    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
+
+
+def _replace_all(session: _Session, params: _Params) -> dict[str, JsonValue]:
+    text = params.text("text")
+    replacement = params.text("with", empty=True, paragraphs=False)
+    match_case = params.flag("matchCase")
+    if match_case is not None:
+        session.match_case = match_case
+    fold: Callable[[str], str] = str if session.match_case else _fold
+    needle = fold(text)
+    document, track = session.document, session.track()
+    replaced = 0
+    for paragraph in document.paragraphs():
+        content = fold(document.text(paragraph.element))
+        found = [m.start() for m in re.finditer(re.escape(needle), content)]
+        for start in reversed(found):
+            document.replace(paragraph.element, start, start + len(text), replacement, track)
+        replaced += len(found)
+    session.caret(0, 0)
+    return {"replaced": replaced}
+
+
+def _para_style(session: _Session, params: _Params) -> dict[str, JsonValue]:
+    name = params.text("style")
+    style_id = session.document.resolve_style(name)
+    if style_id is None:
+        raise AppRefused(f"no style `{name}`")
+    session.document.set_style(session.focus().element, style_id)
+    return {"style": style_id}
+
+
+def _new_comment(session: _Session, params: _Params) -> dict[str, JsonValue]:
+    text = params.text("text")
+    paragraph = session.focus().element
+    start, end = session.start, session.end
+    if start == end:
+        content = session.document.text(paragraph)
+        start, end = next(
+            (m.span() for m in _WORD.finditer(content) if m.start() <= start <= m.end()),
+            (start, end),
+        )
+    comment_id = session.document.add_comment(paragraph, start, end, text, session.who)
+    return {"id": comment_id}
+
+
+def _track_changes(session: _Session, params: _Params) -> dict[str, JsonValue]:
+    value = params.flag("value")
+    session.tracking = not session.tracking if value is None else value
+    session.document.set_tracking(session.tracking)
+    return {"value": session.tracking}
+
+
+def _resolve_one(session: _Session, params: _Params, *, accept: bool) -> dict[str, JsonValue]:
+    document = session.document
+    wanted = params.ident("id")
+    if wanted is None:
+        change = document.change_at(document.paragraphs(), session.index, session.start)
+        if change is None:
+            raise AppRefused("no tracked change at or after the selection")
+        chosen = [change]
+    else:
+        chosen = [change for change in document.changes() if change.id == wanted]
+        if not chosen:
+            raise AppRefused(f"no tracked change `{wanted}`")
+    document.resolve(chosen, accept=accept)
+    session.caret(0, 0)
+    return {"id": chosen[0].id}
+
+
+def _accept(session: _Session, params: _Params) -> dict[str, JsonValue]:
+    return _resolve_one(session, params, accept=True)
+
+
+def _reject(session: _Session, params: _Params) -> dict[str, JsonValue]:
+    return _resolve_one(session, params, accept=False)
+
+
+def _resolve_all(session: _Session, *, accept: bool) -> int:
+    changes = session.document.changes()
+    session.document.resolve(changes, accept=accept)
+    session.caret(0, 0)
+    return len(changes)
+
+
+def _accept_all(session: _Session, _params: _Params) -> dict[str, JsonValue]:
+    return {"accepted": _resolve_all(session, accept=True)}
+
+
+def _reject_all(session: _Session, _params: _Params) -> dict[str, JsonValue]:
+    return {"rejected": _resolve_all(session, accept=False)}
+
+
+@dataclass(frozen=True)
+class _Command:
+    id: str
+    label: str
+    params: str
+    mutates: bool
+    fields: tuple[str, ...]
+    run: Callable[[_Session, _Params], dict[str, JsonValue]]
+
+
+_CATALOG = (
+    _Command(
+        "select.text",
+        "Select text: the nth match (from 1), case-sensitive, within one paragraph",
+        '{"text": string, "occurrence"?: n}',
+        False,
+        ("text", "occurrence"),
+        _select_text,
+    ),
+    _Command("caret.docStart", "Move the caret to the document's start", "", False, (), _doc_start),
+    _Command("caret.docEnd", "Move the caret to the document's end", "", False, (), _doc_end),
+    _Command(
+        "text.insert",
+        "Insert text, replacing the selection (\\r starts a paragraph, \\n breaks a line)",
+        '{"text": string, "raw"?: bool}',
+        True,
+        ("text", "raw"),
+        _text_insert,
+    ),
+    _Command(
+        "text.newParagraph",
+        "New paragraph: split the paragraph at the caret, replacing the selection",
+        "",
+        True,
+        (),
+        _new_paragraph,
+    ),
+    _Command(
+        "edit.replaceAll",
+        "Replace all (case-insensitive unless matchCase; the flag stays set)",
+        '{"text": string, "with": string, "matchCase"?: bool}',
+        True,
+        ("text", "with", "matchCase"),
+        _replace_all,
+    ),
+    _Command(
+        "para.style",
+        "Paragraph style, by name or id (Heading 1 or Heading1)",
+        '{"style": string}',
+        True,
+        ("style",),
+        _para_style,
+    ),
+    _Command(
+        "review.newComment",
+        "New comment on the selection, or the word at the caret",
+        '{"text": string}',
+        True,
+        ("text",),
+        _new_comment,
+    ),
+    _Command(
+        "review.trackChanges",
+        "Track changes (toggles without value)",
+        '{"value"?: bool}',
+        True,
+        ("value",),
+        _track_changes,
+    ),
+    _Command(
+        "review.accept",
+        "Accept a tracked change: by id, or the first at or after the selection",
+        '{"id"?: string}',
+        True,
+        ("id",),
+        _accept,
+    ),
+    _Command(
+        "review.reject",
+        "Reject a tracked change: by id, or the first at or after the selection",
+        '{"id"?: string}',
+        True,
+        ("id",),
+        _reject,
+    ),
+    _Command("review.acceptAll", "Accept all tracked changes", "", True, (), _accept_all),
+    _Command("review.rejectAll", "Reject all tracked changes", "", True, (), _reject_all),
+)
+_COMMANDS = {command.id: command for command in _CATALOG}
+
+
+# ─── layout and PNG ───────────────────────────────────────────────────────────
+
+
+def _lines(texts: Sequence[str]) -> list[int]:
+    """Return how many characters each laid-out line holds: a paragraph wraps at 90."""
+    return [
+        min(CHARS_PER_LINE, len(line) - start)
+        for text in texts
+        for line in text.split("\n")
+        for start in range(0, max(len(line), 1), CHARS_PER_LINE)
+    ]
+
+
+def _page_count(lines: Sequence[int]) -> int:
+    return max(1, math.ceil(len(lines) / LINES_PER_PAGE))
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def _png(lines: Sequence[int], scale: float) -> bytes:
+    """Return a greyscale PNG of a page: white, with a dark bar for each line of text."""
+    width = max(1, round(PAGE_SIZE[0] * scale))
+    height = max(1, round(PAGE_SIZE[1] * scale))
+    blank = bytes([0]) + bytes([_WHITE]) * width
+    rows = [blank] * height
+    left = round(_MARGIN * scale)
+    for number, chars in enumerate(lines):
+        top = round((_MARGIN + number * _PITCH) * scale)
+        bottom = max(top + 1, round((_MARGIN + number * _PITCH + _BAR) * scale))
+        right = round((_MARGIN + chars * (PAGE_SIZE[0] - 2 * _MARGIN) / CHARS_PER_LINE) * scale)
+        row = blank[: left + 1] + bytes([_INK]) * (right - left) + blank[right + 1 :]
+        rows[top:bottom] = [row] * (bottom - top)
+    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _chunk(b"IHDR", header)
+        + _chunk(b"IDAT", zlib.compress(b"".join(rows), 6))
+        + _chunk(b"IEND", b"")
+    )
+
+
+# ─── the app ──────────────────────────────────────────────────────────────────
+
+
+class FakeApp:
+    r"""An :class:`~artifactr.files.core.app.App` that edits real .docx bytes in process.
+
+    Commands (WordCraft's ids and parameters; :meth:`commands` lists them with their hints):
+
+    - ``select.text{text, occurrence?}``: select the nth match (from 1) in document order,
+      case-sensitive, within one paragraph; refused if there is none.
+    - ``caret.docStart``, ``caret.docEnd``: move the caret. A batch starts at the start.
+    - ``text.insert{text, raw?}``: replace the selection (or insert at the caret) and leave the
+      caret after it. ``\r`` (or ``\r\n``, or U+2029) starts a paragraph, ``\n`` breaks a
+      line, ``\t`` is a tab; the new text takes the formatting of the text it replaces, and
+      text typed inside or at the end of a tracked insertion joins that insertion.
+    - ``text.newParagraph``: as Enter: replace the selection, then split the paragraph at the
+      caret; the caret goes to the start of the new paragraph. Append a paragraph with
+      ``caret.docEnd`` then ``text.newParagraph``.
+    - ``edit.replaceAll{text, with, matchCase?}``: replace every match in the body's paragraphs;
+      case-insensitive by default, and ``matchCase`` stays set for the rest of the batch.
+      Returns ``{"replaced": n}``; the caret goes to the start.
+    - ``para.style{style}``: the selection's paragraph gets a paragraph style, by id or name
+      (``Heading1``, ``Heading 1``). Normal, Title and Heading 1-9 are added to the styles if
+      missing; any other unknown style is refused (``no style `X```).
+    - ``review.newComment{text}``: comment on the selection, or on the word at the caret;
+      returns ``{"id": ...}``.
+    - ``review.trackChanges{value?}``: track changes on or off (toggles without ``value``),
+      saved in the document's settings, where a batch also reads it from. While on, replaced
+      text becomes a ``w:del`` and new text a ``w:ins``, and a new paragraph's mark is tracked.
+    - ``review.accept{id?}``, ``review.reject{id?}``: one tracked change, by id, or the first
+      that ends at or after the selection (refused if there is none); the caret goes to the
+      start. ``review.acceptAll``, ``review.rejectAll`` return how many.
+
+    An unknown command is refused with ``unknown command `x```, bad parameters with ``bad
+    parameters: ...``, and either refuses the whole batch. Each command's result is in
+    :attr:`last_results` after a successful :meth:`apply` (the port's :class:`Edited` has no
+    place for them).
+
+    ``inspect`` reads the body's paragraphs (tables too, not text boxes): the outline (Title and
+    Heading 1-9 by style, two spaces per level below 1, at most 4,000 characters), the text (one
+    line per paragraph, deletions left out), comments and tracked changes, and a page count laid
+    out at 90 characters a line and 45 lines a page. ``render`` draws a page of that layout as a
+    greyscale PNG: A4 at 72 dpi times the scale (clamped to 0.1-4), a dark bar per line.
+
+    Args:
+        name: Its short name, as the port's ``name``.
+        fail: Operations that always fail, and how: ``{"apply": "timeout"}``.
+        delay: Seconds each ``apply``, ``inspect`` and ``render`` takes; over the deadline, it
+            times out at the deadline.
+        max_size: The largest file it takes, in bytes; a larger one raises ``AppTooLarge``.
+        max_elements: The most XML elements it builds for one file; more raise
+            ``AppTooLarge`` as soon as they are met, before they take memory.
+        author: Who edits when ``apply`` names nobody.
+        clock: The time it stamps saves, changes and comments with.
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str = "fake",
+        fail: Mapping[Operation, FailureKind] | None = None,
+        delay: float = 0.0,
+        max_size: int = DEFAULT_MAX_SIZE,
+        max_elements: int = DEFAULT_MAX_ELEMENTS,
+        author: str = DEFAULT_AUTHOR,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        self._name = name
+        self._fail: dict[Operation, FailureKind] = dict(fail or {})
+        self._pending: list[tuple[Operation | None, FailureKind]] = []
+        self._delay = delay
+        self._max_size = max_size
+        self._max_elements = max_elements
+        self._author = author
+        self._clock = clock
+        self._about = About(app=name, version=VERSION, build="stdlib")
+        self.last_results: tuple[dict[str, JsonValue], ...] = ()
+        """What each command of the last successful batch returned, in order."""
+
+    @property
+    def name(self) -> str:
+        """The app's short name (``"fake"`` unless told otherwise)."""
+        return self._name
+
+    def fail_next(self, kind: FailureKind, op: Operation | None = None) -> None:
+        """Make the next call of ``op`` (of any operation if None) fail with ``kind``, once.
+
+        Calls queue up: two ``fail_next`` fail the next two matching calls.
+        """
+        self._pending.append((op, kind))
+
+    def _failure(self, operation: Operation) -> FailureKind | None:
+        for number, (op, kind) in enumerate(self._pending):
+            if op in (None, operation):
+                del self._pending[number]
+                return kind
+        return self._fail.get(operation)
+
+    async def _enter(self, operation: Operation, source: Source, deadline: float) -> float:
+        """Fail or wait as told, check the size; return the seconds left of the deadline."""
+        kind = self._failure(operation)
+        if kind == "timeout" or self._delay > deadline:
+            await asyncio.sleep(max(deadline, 0.0))
+            raise AppTimeout(f"the fake app did not answer within {deadline:g} s")
+        if kind is not None:
+            raise failure_of(kind, f"the fake app was told to fail ({kind})")
+        await asyncio.sleep(self._delay)
+        size = len(source) if isinstance(source, bytes) else source.seek(0, io.SEEK_END)
+        if size > self._max_size:
+            raise AppTooLarge(
+                f"the file is {size} bytes, over the fake app's limit of {self._max_size}"
+            )
+        return deadline - self._delay
+
+    async def _off_loop[T](self, seconds: float, work: Callable[[Budget], T]) -> T:
+        """Run ``work`` in a thread, so the event loop goes on; stop it at the deadline.
+
+        Parsing a large file takes seconds of CPU: on the loop it would stall every other
+        request. At the deadline the call raises :class:`AppTimeout`, and the thread, which
+        can't be killed, stops at its next mebibyte of XML.
+        """
+        budget = Budget(self._max_elements)
+        try:
+            async with asyncio.timeout(seconds):
+                return await asyncio.to_thread(work, budget)
+        except TimeoutError:
+            budget.stop()
+            raise AppTimeout(f"the fake app did not answer within {seconds:g} s") from None
+
+    def _open(self, source: Source, budget: Budget) -> Document:
+        return Document(Package(source, max_inflated=8 * self._max_size, budget=budget))
+
+    async def apply(
+        self,
+        source: bytes,
+        commands: Sequence[AppCommand],
+        *,
+        deadline: float = EDIT_DEADLINE,
+        author: str | None = None,
+    ) -> Edited:
+        """Run a batch of commands on a .docx; return the new bytes, inspected.
+
+        Raises:
+            AppRefused: If the file is not a .docx, or a command is unknown, has bad parameters
+                or can't be done; nothing is changed.
+            AppTimeout: If told to, or ``delay`` is over the deadline.
+            AppCrashed: If told to.
+            AppTooLarge: If the file is over ``max_size``, or told to.
+        """
+        left = await self._enter("apply", source, deadline)
+        who = (author or "").strip() or self._author
+        now = self._clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+        def work(budget: Budget) -> Edited:
+            document = self._open(source, budget)
+            session = _Session(document, Track(who, now))
+            results = tuple(self._run(session, command) for command in commands)
+            stamp_core(document.package, who, now)
+            content = document.package.save()
+            self.last_results = results
+            return Edited(content=content, inspection=self._inspect(content, budget.again()))
+
+        return await self._off_loop(left, work)
+
+    def _run(self, session: _Session, command: AppCommand) -> dict[str, JsonValue]:
+        spec = _COMMANDS.get(command.command)
+        if spec is None:
+            raise AppRefused(f"unknown command `{command.command}`")
+        return spec.run(session, _Params(spec, command.params))
+
+    async def inspect(self, source: Source, *, deadline: float = EDIT_DEADLINE) -> Inspection:
+        """Return what FakeApp reads in a .docx: outline, text, review, pages, fingerprint.
+
+        ``source`` may be a seekable binary file: it is read from its start, whatever its
+        position, one part at a time.
+
+        Raises:
+            AppRefused: If the file is not a .docx, or told to.
+            AppFailure: As :meth:`apply`.
+        """
+        left = await self._enter("inspect", source, deadline)
+        return await self._off_loop(left, lambda budget: self._inspect(source, budget))
+
+    def _inspect(self, source: Source, budget: Budget) -> Inspection:
+        document = self._open(source, budget)
+        try:
+            # It screens every part, even those FakeApp never reads (a corrupt thumbnail).
+            digest = fingerprint(source)
+        except UnsafeFile as error:
+            if error.reason in _TOO_LARGE:
+                raise AppTooLarge(str(error)) from error
+            raise AppRefused(f"not a .docx: {error}") from error
+        paragraphs = document.paragraphs()
+        texts = [document.text(paragraph.element) for paragraph in paragraphs]
+        headings = [
+            "  " * (level - 1) + " ".join(text.split())
+            for paragraph, text in zip(paragraphs, texts, strict=True)
+            if (level := document.level(paragraph.element)) and text.strip()
+        ]
+        review = [
+            ReviewItem(
+                kind="comment",
+                id=comment.id,
+                author=comment.author,
+                date=comment.date,
+                text=comment.text,
+                anchor=comment.anchor,
+            )
+            for comment in document.comments()
+        ] + [
+            ReviewItem(
+                kind="change",
+                id=change.id,
+                author=change.author,
+                date=change.date,
+                text=change.text,
+                change=change.kind,
+            )
+            for change in document.changes()
+        ]
+        return Inspection(
+            outline="\n".join(headings)[:MAX_OUTLINE],
+            text="\n".join(texts),
+            review=review,
+            pages=_page_count(_lines(texts)),
+            fingerprint=digest,
+            about=self._about,
+        )
+
+    async def render(
+        self, source: bytes, page: int, *, scale: float = 1.0, deadline: float = RENDER_DEADLINE
+    ) -> bytes:
+        """Return one page (from 1) as a PNG, A4 at 72 dpi times ``scale`` (clamped to 0.1-4).
+
+        Raises:
+            AppRefused: If there is no such page (``no page N``), the scale is not a number, or
+                the file is not a .docx.
+            AppFailure: As :meth:`apply`.
+        """
+        left = await self._enter("render", source, deadline)
+        if not math.isfinite(scale):
+            raise _bad("`scale` must be a number")
+
+        def work(budget: Budget) -> bytes:
+            document = self._open(source, budget)
+            paragraphs = document.paragraphs()
+            lines = _lines([document.text(paragraph.element) for paragraph in paragraphs])
+            if not 1 <= page <= _page_count(lines):
+                raise AppRefused(f"no page {page}")
+            shown = lines[(page - 1) * LINES_PER_PAGE : page * LINES_PER_PAGE]
+            return _png(shown, min(max(scale, 0.1), 4.0))
+
+        return await self._off_loop(left, work)
+
+    async def commands(self, query: str = "") -> Sequence[CommandSpec]:
+        """Return FakeApp's commands whose id or label contains ``query``, in any case."""
+        wanted = query.lower()
+        return [
+            CommandSpec(id=c.id, label=c.label, params=c.params, mutates=c.mutates)
+            for c in _CATALOG
+            if wanted in c.id.lower() or wanted in c.label.lower()
+        ]

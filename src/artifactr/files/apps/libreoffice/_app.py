@@ -1,0 +1,532 @@
+"""The LibreOffice adapter of the App port: real pages and real edits (ADR-0008).
+
+Each call is one job (:mod:`._job`): a fresh ``soffice --headless`` on a fresh profile, driven
+over UNO by the driver under the system Python, killed with its process group when the call
+ends. Renders export the whole document to PDF once per content digest, keep that PDF in a
+bounded cache, and rasterise each page from it with ``pdftoppm``, so a long document costs one
+office start-up, not one a page.
+"""
+
+import asyncio
+import hashlib
+import logging
+import math
+import os
+import shutil
+import signal
+import subprocess
+from collections import OrderedDict
+from collections.abc import Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import IO, Final
+
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
+
+from artifactr.files.apps.libreoffice import _catalog, _job
+from artifactr.files.core.app import (
+    EDIT_DEADLINE,
+    RENDER_DEADLINE,
+    About,
+    AppCommand,
+    CommandSpec,
+    Edited,
+    Inspection,
+    ReviewItem,
+    Source,
+)
+from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge, UnsafeFile
+from artifactr.files.core.fingerprint import fingerprint
+from artifactr.files.core.manifests import MAX_OUTLINE
+
+logger = logging.getLogger("artifactr.files.apps.libreoffice")
+
+DEFAULT_AUTHOR: Final = "LibreOffice User"
+"""Who edits when ``apply`` names nobody."""
+
+MAX_FILE: Final = 64 * 1024 * 1024
+"""The most bytes a file (in, saved, or its PDF) may have, by default."""
+
+EXPORT_DEADLINE: Final = 120.0
+"""Seconds an export to PDF may take, by default: a 180-page file takes 20 s on two cores."""
+
+PDF_CACHE: Final = 256 * 1024 * 1024
+"""The most bytes of PDFs the render cache keeps, by default."""
+
+DPI: Final = 96
+"""Pixels per inch of a page rendered at scale 1."""
+
+MIN_SCALE, MAX_SCALE = 0.1, 4.0
+"""The scales a render is clamped to."""
+
+SYSTEM_PYTHON: Final = "/usr/bin/python3"
+"""The Python that has Debian's ``python3-uno``."""
+
+_TOO_LARGE: Final = frozenset(
+    {"too_many_entries", "part_too_large", "total_too_large", "inflate_ratio", "too_large"}
+)
+
+
+# ─── what is here ─────────────────────────────────────────────────────────────
+
+
+@dataclass(frozen=True)
+class Availability:
+    """Whether LibreOffice can run here, and if not, why not."""
+
+    soffice: str | None
+    """The office's program, if found."""
+    python: str | None
+    """The Python with ``uno``, if found."""
+    pdftoppm: str | None
+    """Poppler's rasteriser, if found."""
+    missing: tuple[str, ...]
+    """What is missing, in words, with the package that brings it."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether everything the adapter needs is here."""
+        return not self.missing
+
+    def __bool__(self) -> bool:
+        return self.ok
+
+
+def available(soffice: str = "soffice", python: str = SYSTEM_PYTHON) -> Availability:
+    """Return whether ``soffice``, a Python with ``uno`` and ``pdftoppm`` are here, or why not."""
+    missing: list[str] = []
+    office = shutil.which(soffice)
+    if office is None:
+        missing.append(f"no `{soffice}` on the PATH (apt-get install libreoffice-writer)")
+    interpreter = shutil.which(python)
+    if interpreter is None:
+        missing.append(f"no Python at `{python}` (apt-get install python3-uno)")
+    elif not _has_uno(interpreter):
+        missing.append(f"`{python}` can't import uno (apt-get install python3-uno)")
+        interpreter = None
+    raster = shutil.which("pdftoppm")
+    if raster is None:
+        missing.append("no `pdftoppm` on the PATH (apt-get install poppler-utils)")
+    return Availability(office, interpreter, raster, tuple(missing))
+
+
+def _has_uno(python: str) -> bool:
+    check = subprocess.run(
+        [python, "-c", "import uno"], capture_output=True, timeout=30, check=False
+    )
+    return check.returncode == 0
+
+
+def _can_unshare() -> bool:
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return False
+    probe = subprocess.run(
+        [unshare, "--net", "--", "true"], capture_output=True, timeout=30, check=False
+    )
+    return probe.returncode == 0
+
+
+# ─── the driver's replies ─────────────────────────────────────────────────────
+
+
+class _Item(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    kind: str
+    id: str
+    author: str | None = None
+    date: str | None = None
+    text: str = ""
+    anchor: str | None = None
+    change: str | None = None
+
+
+class _Read(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    outline: str = ""
+    text: str = ""
+    review: list[_Item] = []
+    pages: int | None = None
+
+
+class _Pdf(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+    pages: int
+
+
+@dataclass(frozen=True)
+class _Exported:
+    pdf: bytes
+    pages: int
+
+
+# ─── the adapter ──────────────────────────────────────────────────────────────
+
+
+class LibreOffice:
+    """The :class:`~artifactr.files.core.app.App` port over LibreOffice, run headless per call.
+
+    See :mod:`artifactr.files.apps.libreoffice` for the commands and how a job runs.
+
+    Args:
+        soffice: The office's program (``soffice``, or a path).
+        python: The Python that imports ``uno`` (Debian's ``python3-uno`` is for
+            ``/usr/bin/python3``).
+        isolate_network: Whether each job runs in a network namespace of its own
+            (``unshare --net``, which needs root or user namespaces). None (the default) isolates
+            where the platform allows and logs a warning once where it doesn't; True refuses to
+            run a job without it (:class:`~artifactr.files.core.errors.AppCrashed`); False never
+            isolates.
+        max_size: The most bytes a file, a saved file or a PDF may have.
+        author: Who edits when ``apply`` names nobody.
+        pdf_cache: The most bytes of PDFs kept for renders (0 keeps none).
+        export_deadline: Seconds an export to PDF may take (a long document's first render);
+            a render that stops waiting sooner leaves the export going, for the next call.
+        deadline: Seconds a listing of the office's version may take.
+        prefix: A command each job's driver runs under, its arguments before the driver's (the
+            worker's launcher, which sets resource limits the office inherits); none if empty.
+    """
+
+    def __init__(
+        self,
+        *,
+        soffice: str = "soffice",
+        python: str = SYSTEM_PYTHON,
+        isolate_network: bool | None = None,
+        max_size: int = MAX_FILE,
+        author: str = DEFAULT_AUTHOR,
+        pdf_cache: int = PDF_CACHE,
+        export_deadline: float = EXPORT_DEADLINE,
+        deadline: float = EDIT_DEADLINE,
+        prefix: Sequence[str] = (),
+    ) -> None:
+        self.soffice = soffice
+        self.python = python
+        self.isolate_network = isolate_network
+        self.max_size = max_size
+        self.author = author
+        self.pdf_cache = pdf_cache
+        self.export_deadline = export_deadline
+        self.deadline = deadline
+        self.prefix = tuple(prefix)
+        self._isolated: bool | None = None
+        self._about: About | None = None
+        self._pdfs: OrderedDict[str, _Exported] = OrderedDict()
+        self._exporting: dict[str, asyncio.Task[_Exported]] = {}
+
+    @property
+    def name(self) -> str:
+        """The app's short name."""
+        return "libreoffice"
+
+    @staticmethod
+    def available(soffice: str = "soffice", python: str = SYSTEM_PYTHON) -> Availability:
+        """Return whether the programs the adapter needs are here, and why not."""
+        return available(soffice, python)
+
+    async def isolated(self) -> bool:
+        """Return whether jobs run in a network namespace of their own.
+
+        Raises:
+            AppCrashed: If isolation is required and the platform can't give it.
+        """
+        if self._isolated is None:
+            can = self.isolate_network is not False and await asyncio.to_thread(_can_unshare)
+            if self.isolate_network and not can:
+                raise AppCrashed(
+                    "libreoffice must run without a network, and `unshare --net` can't here "
+                    "(it needs root or user namespaces)"
+                )
+            if self.isolate_network is None and not can:
+                logger.warning(
+                    "libreoffice jobs run WITH the network: `unshare --net` is unavailable here"
+                )
+            self._isolated = can
+        return self._isolated
+
+    async def about(self) -> About:
+        """Return the office's name, version and build, as ``soffice --version`` says them.
+
+        Raises:
+            AppCrashed: If the office can't say.
+        """
+        if self._about is None:
+            said = await _output([self.soffice, "--version"], self.deadline, "soffice --version")
+            words = said.decode(errors="replace").split()
+            version = words[1] if len(words) > 1 else None
+            build = " ".join(words[2:]) or None
+            self._about = About(app="libreoffice", version=version, build=build)
+        return self._about
+
+    async def _runner(self) -> _job.Runner:
+        return _job.Runner(
+            soffice=self.soffice,
+            python=self.python,
+            isolate=await self.isolated(),
+            max_file=self.max_size,
+            prefix=self.prefix,
+        )
+
+    async def _bytes(self, source: Source) -> bytes:
+        """Return the file's bytes, or refuse a file over the size limit."""
+        if not isinstance(source, bytes):
+            source = await asyncio.to_thread(_read_all, source, self.max_size)
+        if len(source) > self.max_size:
+            raise AppTooLarge(
+                f"the file has {len(source)} bytes, over the limit of {self.max_size}"
+            )
+        return source
+
+    async def _screen(self, source: Source) -> tuple[bytes, str]:
+        """Return the file's bytes and fingerprint, or refuse it before any office starts."""
+        content = await self._bytes(source)
+        return content, await asyncio.to_thread(_fingerprint, content)
+
+    async def apply(
+        self,
+        source: Source,
+        commands: Sequence[AppCommand],
+        *,
+        deadline: float = EDIT_DEADLINE,
+        author: str | None = None,
+    ) -> Edited:
+        """Run a batch of commands on a file; return the saved file, inspected.
+
+        The batch is atomic: every command runs on the loaded document, and the file is saved
+        only if all succeed. Edits made while tracking changes, and comments, are by ``author``
+        (trimmed; blank means the adapter's ``author``). The inspection is of the saved file,
+        loaded again, so its ids are those the next call sees.
+
+        Raises:
+            AppRefused: If a command is unknown, has bad parameters or can't be done (``command
+                2 (`table.setCell`): ...``), or the file can't be opened; nothing is saved.
+            AppTimeout: If the deadline passes.
+            AppCrashed: If the office dies or answers nonsense.
+            AppTooLarge: If the file or the saved file is over ``max_size``.
+        """
+        _catalog.check(commands)
+        content, _ = await self._screen(source)
+        who = (author or "").strip() or self.author
+        reply = await _job.run(
+            await self._runner(),
+            "apply",
+            content,
+            deadline=deadline,
+            commands=commands,
+            author=who,
+            output="out.docx",
+        )
+        saved = reply.output or b""
+        return Edited(
+            content=saved,
+            inspection=self._inspection(
+                reply.result, await asyncio.to_thread(_saved_fingerprint, saved), await self.about()
+            ),
+        )
+
+    async def inspect(self, source: Source, *, deadline: float = EDIT_DEADLINE) -> Inspection:
+        """Return what LibreOffice reads in a file: outline, text, review, pages, fingerprint.
+
+        The text is the body in reading order (a table's rows as tab-separated cells), then the
+        footnotes (``[1] ...``) and endnotes (``[i] ...``); tracked deletions are left out.
+        Comments and tracked changes are numbered from 1 in the office's order, stable for a
+        given file: ``comment.reply`` and ``changes.accept`` take these ids.
+
+        Raises:
+            AppRefused: If the file is not a .docx, or the office can't open it.
+            AppFailure: As :meth:`apply`.
+        """
+        content, digest = await self._screen(source)
+        reply = await _job.run(
+            await self._runner(), "inspect", content, deadline=deadline, author=self.author
+        )
+        return self._inspection(reply.result, digest, await self.about())
+
+    @staticmethod
+    def _inspection(result: dict[str, JsonValue], digest: str, about: About) -> Inspection:
+        try:
+            read = _Read.model_validate(result)
+        except ValidationError as error:
+            raise AppCrashed(
+                f"libreoffice's driver answered something unreadable: {error}"
+            ) from None
+        review = [
+            ReviewItem(
+                kind="comment" if item.kind == "comment" else "change",
+                id=item.id,
+                author=item.author,
+                date=item.date,
+                text=item.text,
+                change="insert"
+                if item.change == "insert"
+                else "delete"
+                if item.change == "delete"
+                else None,
+                anchor=item.anchor,
+            )
+            for item in read.review
+        ]
+        return Inspection(
+            outline=read.outline[:MAX_OUTLINE],
+            text=read.text,
+            review=review,
+            pages=read.pages,
+            fingerprint=digest,
+            about=about,
+        )
+
+    async def pdf(self, source: Source, *, deadline: float = RENDER_DEADLINE) -> bytes:
+        """Return the file as PDF, from the cache if this content was exported before.
+
+        Raises:
+            AppRefused: If the file is not a .docx, or the office can't open it.
+            AppFailure: As :meth:`apply`.
+        """
+        return (await self._export(await self._bytes(source), deadline)).pdf
+
+    async def _export(self, content: bytes, deadline: float) -> _Exported:
+        """Return the content's PDF: kept, being exported, or exported now.
+
+        The export runs as a task of its own, under ``export_deadline``: a caller whose deadline
+        is shorter stops waiting (``AppTimeout``) but the export goes on, so the next call finds
+        it done, and callers asking for the same content at once share it.
+        """
+        about = await self.about()
+        key = f"{hashlib.sha256(content).hexdigest()}:{about.version}:{about.build}"
+        cached = self._pdfs.get(key)
+        if cached is not None:
+            self._pdfs.move_to_end(key)
+            return cached
+        # Screened only when no PDF is kept: a further page costs no screening.
+        await asyncio.to_thread(_fingerprint, content)
+        runner = await self._runner()
+        # No await between this look and the registration: one export a content at a time.
+        task = self._exporting.get(key)
+        if task is None:
+            task = asyncio.create_task(self._exported(key, content, runner))
+            task.add_done_callback(_retrieved)
+            self._exporting[key] = task
+        try:
+            async with asyncio.timeout(deadline):
+                return await asyncio.shield(task)
+        except TimeoutError:
+            raise AppTimeout(
+                f"libreoffice's export to PDF took longer than {deadline:g} s; it goes on for "
+                f"up to {self.export_deadline:g} s, so try again"
+            ) from None
+
+    async def _exported(self, key: str, content: bytes, runner: _job.Runner) -> _Exported:
+        try:
+            reply = await _job.run(
+                runner,
+                "pdf",
+                content,
+                deadline=self.export_deadline,
+                author=self.author,
+                output="out.pdf",
+            )
+        finally:
+            del self._exporting[key]
+        exported = _Exported(reply.output or b"", _Pdf.model_validate(reply.result).pages)
+        self._keep(key, exported)
+        return exported
+
+    def _keep(self, key: str, exported: _Exported) -> None:
+        if len(exported.pdf) > self.pdf_cache:
+            return
+        self._pdfs[key] = exported
+        while sum(len(kept.pdf) for kept in self._pdfs.values()) > self.pdf_cache:
+            self._pdfs.popitem(last=False)
+
+    async def render(
+        self, source: Source, page: int, *, scale: float = 1.0, deadline: float = RENDER_DEADLINE
+    ) -> bytes:
+        """Return one page (from 1) as a PNG at 96 dpi times ``scale`` (clamped to 0.1-4).
+
+        The first render of a content exports the whole document to PDF (one office start-up);
+        every other page of it comes from the cached PDF, through ``pdftoppm``. The deadline
+        bounds the wait for the export (which goes on, for the next call, if the wait ends) and
+        the rasterising of the page, each.
+
+        Raises:
+            AppRefused: If there is no such page, the scale is not a number, or the file can't
+                be opened.
+            AppFailure: As :meth:`apply`.
+        """
+        if not math.isfinite(scale):
+            raise AppRefused("bad parameters: `scale` must be a number")
+        exported = await self._export(await self._bytes(source), deadline)
+        if not 1 <= page <= exported.pages:
+            raise AppRefused(f"no page {page}: the document has {exported.pages}")
+        dpi = DPI * min(max(scale, MIN_SCALE), MAX_SCALE)
+        return await _rasterise(exported.pdf, page, dpi, deadline)
+
+    async def commands(self, query: str = "") -> Sequence[CommandSpec]:
+        """Return the adapter's commands whose id or label contains ``query``, in any case."""
+        return _catalog.search(query)
+
+
+# ─── helpers ──────────────────────────────────────────────────────────────────
+
+
+def _retrieved(task: "asyncio.Task[_Exported]") -> None:
+    # An export nobody waits for any more may fail: its failure is the next call's to see.
+    with suppress(asyncio.CancelledError):
+        task.exception()
+
+
+def _read_all(source: IO[bytes], limit: int) -> bytes:
+    source.seek(0)
+    return source.read(limit + 1)
+
+
+def _fingerprint(content: bytes) -> str:
+    try:
+        return fingerprint(content)
+    except UnsafeFile as error:
+        if error.reason in _TOO_LARGE:
+            raise AppTooLarge(str(error)) from error
+        raise AppRefused(f"not a .docx: {error}") from error
+
+
+def _saved_fingerprint(content: bytes) -> str:
+    try:
+        return fingerprint(content)
+    except UnsafeFile as error:
+        raise AppCrashed(f"libreoffice saved something that is not a .docx: {error}") from error
+
+
+async def _output(
+    argv: Sequence[str], deadline: float, what: str, given: bytes | None = None
+) -> bytes:
+    """Return what a short program prints (given ``given`` on stdin), killed at the deadline."""
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=subprocess.DEVNULL if given is None else subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+    except OSError as error:
+        raise AppCrashed(f"{what} could not start: {error}") from error
+    try:
+        async with asyncio.timeout(deadline):
+            out, _ = await process.communicate(given)
+    except TimeoutError:
+        raise AppTimeout(f"{what} took longer than {deadline:g} s and was stopped") from None
+    finally:
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(process.pid, signal.SIGKILL)
+        await process.wait()
+    if process.returncode:
+        raise AppCrashed(f"{what} failed with exit status {process.returncode}")
+    return out
+
+
+async def _rasterise(pdf: bytes, page: int, dpi: float, deadline: float) -> bytes:
+    argv = ["pdftoppm", "-f", str(page), "-l", str(page), "-r", f"{dpi:g}", "-png", "-"]
+    return await _output(argv, deadline, "pdftoppm", pdf)

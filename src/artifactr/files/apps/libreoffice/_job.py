@@ -1,0 +1,213 @@
+"""LibreOffice jobs: one fresh office process per call, killed with its group at the end (ADR-0008).
+
+A job writes the file and a ``job.json`` into a fresh temporary directory and runs the driver
+(``driver.py``) under the system Python, which has Debian's ``python3-uno``: this process never
+imports ``uno``. The driver starts ``soffice --headless`` on a fresh profile inside that
+directory, talks to it over a named pipe, and writes one JSON line. The job starts in a session
+(so a process group) of its own, and, where the platform allows, in a network namespace of its
+own (``unshare --net``), so a document that names a URL (a linked picture, an ``INCLUDEPICTURE``
+field, a remote template) reaches nothing. Whatever happens, as soon as the line is read or the
+deadline passes, the whole group is killed with SIGKILL and the directory wiped. Each failure is
+typed: ``refused`` with the driver's reason, ``crashed``, ``timeout`` and ``too_large``.
+"""
+
+import asyncio
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import uuid
+from collections.abc import Mapping, Sequence
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final, Literal
+
+from pydantic import JsonValue
+
+from artifactr.files.core.app import AppCommand
+from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
+
+DRIVER: Final = Path(__file__).with_name("driver.py")
+"""The driver, shipped in the package and run by the system Python."""
+
+SOURCE: Final = "in.docx"
+"""The file's name in the job's directory."""
+
+STDERR_TAIL: Final = 2_000
+"""Characters of the driver's and the office's log kept, from the end, to explain a crash."""
+
+Op = Literal["inspect", "apply", "pdf"]
+"""What a job does: read a file, run a batch on it, or export it as PDF."""
+
+
+@dataclass(frozen=True)
+class Runner:
+    """How jobs run: the programs, the limits, and whether the network is cut."""
+
+    soffice: str
+    """The office's program."""
+    python: str
+    """The Python that has ``uno``."""
+    isolate: bool
+    """Whether jobs run in a network namespace of their own."""
+    max_file: int
+    """The most bytes a file (in or out) and the driver's reply may have."""
+    prefix: tuple[str, ...] = ()
+    """A command the driver runs under (a launcher that sets resource limits), if any."""
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What a job gave: the driver's result and the file it wrote, if asked for."""
+
+    result: dict[str, JsonValue]
+    """The driver's result."""
+    output: bytes | None
+    """The file the job wrote (``out.docx`` or ``out.pdf``)."""
+
+
+async def run(
+    runner: Runner,
+    op: Op,
+    source: bytes,
+    *,
+    deadline: float,
+    commands: Sequence[AppCommand] = (),
+    author: str = "",
+    output: str | None = None,
+) -> Reply:
+    """Run one job; return the driver's result, and the file named ``output`` it wrote.
+
+    Raises:
+        AppRefused: If the driver refuses (the file can't be opened, a command can't be done).
+        AppTimeout: If the deadline passes; the process group is killed at once.
+        AppCrashed: If the driver or the office dies, or answers something unreadable.
+        AppTooLarge: If the reply or the written file is over the limit.
+    """
+    pipe = f"artifactr-{uuid.uuid4().hex}"
+    job: dict[str, JsonValue] = {
+        "op": op,
+        "soffice": runner.soffice,
+        "pipe": pipe,
+        "author": author,
+        "source": SOURCE,
+        "commands": [{"command": c.command, "params": dict(c.params)} for c in commands],
+    }
+    directory = Path(tempfile.mkdtemp(prefix="libreoffice-"))
+    try:
+        await asyncio.to_thread(_prepare, directory, source, job)
+        try:
+            async with asyncio.timeout(deadline):
+                result = await _drive(runner, directory)
+        except TimeoutError:
+            raise AppTimeout(
+                f"libreoffice took longer than its deadline of {deadline:g} s and was stopped"
+            ) from None
+        written = None if output is None else _read_back(directory / output, runner.max_file)
+        return Reply(result, written)
+    finally:
+        _forget_pipes(pipe, directory)
+        await asyncio.to_thread(shutil.rmtree, directory, True)
+
+
+def _prepare(directory: Path, source: bytes, job: Mapping[str, JsonValue]) -> None:
+    (directory / SOURCE).write_bytes(source)
+    (directory / "job.json").write_text(json.dumps(job))
+
+
+async def _drive(runner: Runner, directory: Path) -> dict[str, JsonValue]:
+    argv = [*runner.prefix, runner.python, str(DRIVER), str(directory)]
+    if runner.isolate:
+        argv = ["unshare", "--net", "--", *argv]
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(directory),
+        "TMPDIR": str(directory),
+        "TZ": "UTC",
+        "LANG": "C.UTF-8",
+        "SAL_USE_VCLPLUGIN": "svp",
+    }
+    with (directory / "driver.log").open("wb") as log:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                *argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=log,
+                cwd=directory,
+                env=env,
+                start_new_session=True,
+                limit=runner.max_file,
+            )
+        except OSError as error:
+            raise AppCrashed(f"libreoffice's driver could not start: {error}") from error
+        try:
+            return await _answer(process, directory)
+        finally:
+            _kill_group(process.pid)
+            await process.wait()
+
+
+async def _answer(process: asyncio.subprocess.Process, directory: Path) -> dict[str, JsonValue]:
+    stdout = process.stdout
+    assert stdout is not None
+    try:
+        line = await stdout.readline()
+    except ValueError:
+        raise AppTooLarge("libreoffice's reply is over the size limit") from None
+    if not line:
+        status = await process.wait()
+        raise AppCrashed(f"libreoffice stopped (exit status {status}): {_tail(directory)}")
+    try:
+        reply = json.loads(line)
+    except ValueError:
+        raise AppCrashed(
+            f"libreoffice's driver wrote something that isn't JSON: {line[:200]!r}"
+        ) from None
+    if reply.get("ok") is True:
+        return reply["result"]
+    reason = str(reply.get("reason", "no reason given"))
+    if reply.get("kind") == "refused":
+        raise AppRefused(reason)
+    raise AppCrashed(f"libreoffice failed: {reason}; {_tail(directory)}")
+
+
+def _tail(directory: Path) -> str:
+    said = ""
+    for name in ("driver.log", "soffice.log"):
+        path = directory / name
+        if path.exists():
+            said += path.read_bytes()[-STDERR_TAIL:].decode(errors="replace").strip() + " "
+    return said.strip() or "nothing in its logs"
+
+
+def _kill_group(pgid: int) -> None:
+    """Kill the job's whole process group; its leader's pid is the group's id."""
+    with suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _read_back(path: Path, limit: int) -> bytes:
+    try:
+        with path.open("rb") as written:
+            content = written.read(limit + 1)
+    except OSError as error:
+        raise AppCrashed(f"libreoffice said it wrote {path.name}, but it can't be read") from error
+    if len(content) > limit:
+        raise AppTooLarge(f"libreoffice wrote a file over the limit of {limit} bytes")
+    return content
+
+
+def _forget_pipes(pipe: str, directory: Path) -> None:
+    """Remove the sockets a killed office leaves in /tmp: its pipe and its single-instance one."""
+    profile = (directory / "profile").as_uri()
+    digest = hashlib.md5(profile.encode("utf-16-le"), usedforsecurity=False).digest()
+    # LibreOffice writes each byte of the digest in hex without its leading zero.
+    single = "".join(f"{byte:x}" for byte in digest)
+    for name in (pipe, f"SingleOfficeIPC_{single}"):
+        with suppress(OSError):
+            Path(f"/tmp/OSL_PIPE_{os.getuid()}_{name}").unlink()

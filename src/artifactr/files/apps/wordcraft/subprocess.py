@@ -1,0 +1,171 @@
+"""WordCraft's local adapter: a fresh ``wordcraft-cli mcp`` process for every call (RFC-0003).
+
+:class:`Subprocess` implements the :class:`~artifactr.files.core.app.App` port by running each call
+as one job (:func:`~artifactr.files.apps.wordcraft.run_job`): a new process in a new, empty
+temporary directory, which is killed with its whole process group and wiped when the call ends.
+Nothing stays open between calls, so calls may run side by side.
+
+It is for tests and trusted files, and is not a sandbox: the job refuses commands that name paths,
+but the app still runs as this process's user, on this machine. Hostile files go to the worker.
+"""
+
+import hashlib
+import shutil
+from collections.abc import Mapping, Sequence
+
+from artifactr.files.apps.wordcraft._session import (
+    DEFAULT_LIMITS,
+    ApplyJob,
+    CommandsJob,
+    InspectJob,
+    Limits,
+    RenderJob,
+    run_job,
+)
+from artifactr.files.core.app import (
+    EDIT_DEADLINE,
+    RENDER_DEADLINE,
+    AppCommand,
+    CommandSpec,
+    Edited,
+    Inspection,
+    Source,
+)
+
+
+class WordCraftSubprocess:
+    """WordCraft run locally, one ``wordcraft-cli mcp`` process per call, over MCP on stdio.
+
+    Each call is stateless (bytes in, bytes out; a source may also be a binary file, read from
+    its start) and has a deadline, after which the process and everything it started are killed.
+    Failures are typed: ``refused`` (with WordCraft's reason, or because a command names a path),
+    ``timeout``, ``crashed`` and ``too_large``; a file that isn't a .docx package is
+    :class:`~artifactr.files.core.errors.UnsafeFile`.
+
+    Args:
+        command: The program and its first arguments; ``mcp`` and ``--author`` follow them.
+        cli: The path to ``wordcraft-cli``, a shorthand for ``command=[cli]``; it wins if both
+            are given.
+        env: Variables for the app, over a minimal environment (``PATH``, ``HOME``...).
+        limits: The largest file in or out, and the most the app may write on stdout.
+        build: The app's build for provenance; by default the SHA-256 of the program's file,
+            or None where the program isn't found.
+        deadline: Seconds a listing of commands may take (the port gives it no deadline).
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str] = ("wordcraft-cli",),
+        *,
+        cli: str | None = None,
+        env: Mapping[str, str] | None = None,
+        limits: Limits = DEFAULT_LIMITS,
+        build: str | None = None,
+        deadline: float = EDIT_DEADLINE,
+    ) -> None:
+        self.command: tuple[str, ...] = (cli,) if cli is not None else tuple(command)
+        self.env: dict[str, str] = dict(env or {})
+        self.limits = limits
+        self.build = build if build is not None else _digest(self.command[0])
+        self.deadline = deadline
+
+    @property
+    def name(self) -> str:
+        """The app's short name."""
+        return "wordcraft"
+
+    async def apply(
+        self,
+        source: Source,
+        commands: Sequence[AppCommand],
+        *,
+        deadline: float = EDIT_DEADLINE,
+        author: str | None = None,
+    ) -> Edited:
+        """Run a batch of commands on a file; return the saved file, inspected.
+
+        ``author`` (trimmed; blank means WordCraft's default) is passed as ``--author``, so
+        tracked changes, comments and ``cp:lastModifiedBy`` name the acting person or agent. The
+        inspection is of the file as saved, opened again in the same process.
+
+        Raises:
+            UnsafeFile: If the file is not a .docx package, or a hostile one (a zip bomb).
+            AppRefused: If a command names a path, or WordCraft refuses one (the batch stops).
+            AppTimeout: If the deadline passes.
+            AppCrashed: If WordCraft dies or answers nonsense.
+            AppTooLarge: If the file, the saved file or WordCraft's output is over its limit.
+        """
+        job = ApplyJob(commands=tuple(commands), author=author)
+        return await run_job(
+            self.command,
+            job,
+            source,
+            deadline=deadline,
+            env=self.env,
+            limits=self.limits,
+            build=self.build,
+        )
+
+    async def inspect(self, source: Source, *, deadline: float = EDIT_DEADLINE) -> Inspection:
+        """Return what WordCraft reads in a file: outline, text, review, pages, fingerprint.
+
+        Raises:
+            UnsafeFile: As :meth:`apply`.
+            AppFailure: As :meth:`apply`.
+        """
+        return await run_job(
+            self.command,
+            InspectJob(),
+            source,
+            deadline=deadline,
+            env=self.env,
+            limits=self.limits,
+            build=self.build,
+        )
+
+    async def render(
+        self, source: Source, page: int, *, scale: float = 1.0, deadline: float = RENDER_DEADLINE
+    ) -> bytes:
+        """Return one page (from 1) as a PNG.
+
+        Raises:
+            AppRefused: If there is no such page.
+            UnsafeFile: As :meth:`apply`.
+            AppFailure: As :meth:`apply`.
+        """
+        return await run_job(
+            self.command,
+            RenderJob(page=page, scale=scale),
+            source,
+            deadline=deadline,
+            env=self.env,
+            limits=self.limits,
+            build=self.build,
+        )
+
+    async def commands(self, query: str = "") -> Sequence[CommandSpec]:
+        """Return WordCraft's commands whose id, label or place in the ribbon contains ``query``.
+
+        Raises:
+            AppFailure: As :meth:`apply`.
+        """
+        return await run_job(
+            self.command,
+            CommandsJob(query=query),
+            deadline=self.deadline,
+            env=self.env,
+            limits=self.limits,
+            build=self.build,
+        )
+
+
+Subprocess = WordCraftSubprocess
+"""The name RFC-0003 gives the local adapter."""
+
+
+def _digest(program: str) -> str | None:
+    path = shutil.which(program)
+    if path is None:
+        return None
+    with open(path, "rb") as binary:
+        return "sha256:" + hashlib.file_digest(binary, "sha256").hexdigest()

@@ -1,0 +1,369 @@
+"""The worker adapter: the App port over HTTP, to the sandboxed worker (RFC-0003).
+
+:class:`Worker` sends each call to the worker service (``worker/`` in this repository), which
+screens the file and runs it through a fresh ``wordcraft-cli mcp``, or a fresh LibreOffice, in
+its container, one job at a time. Every file people upload goes this way;
+:class:`~artifactr.files.apps.wordcraft.Subprocess` and
+:class:`~artifactr.files.apps.libreoffice.LibreOffice` run locally, for trusted files only. A worker
+runs one app (its ``WORKER_APP``); the adapter is told which (``app``), is named after it, and
+refuses a result from a worker that runs another.
+
+The wire format is this module's, and the service imports it, so the two can't drift:
+
+- **Call.** ``POST /jobs`` with ``Authorization: Bearer <token>`` and ``Content-Type:``
+  :data:`CONTENT_TYPE`. The body is one line of JSON, a :class:`Call` (the job and its
+  deadline), a newline, then the file's bytes to the end (none for a listing of commands). The
+  file streams: neither side holds it whole before the app reads it.
+- **Result.** 200 with the same framing: one line of JSON, an :class:`Outcome` (the app's
+  name, and the inspection or the catalog), a newline, then bytes: the saved file for an edit,
+  the PNG for a render, nothing otherwise.
+- **Failure.** A :class:`Problem` as JSON: ``failure`` names a typed failure (400 ``refused``,
+  413 ``too_large``, 502 ``crashed``, 504 ``timeout``), ``unsafe`` a file refused before any app
+  saw it (422, with :class:`~artifactr.files.core.errors.UnsafeFile`'s reason), neither for 401 (no
+  or wrong token) and 503 (busy, with ``Retry-After``).
+
+The adapter maps every reply and every transport failure back to the same typed failures the
+local adapter raises: a refused connection or a reply it can't read is ``crashed``, a deadline
+``timeout``, a reply over its cap ``too_large``. A busy worker is asked again after its
+``Retry-After`` until the call's own deadline, which is the job's plus :data:`SLACK` for the
+queue, the upload and the screening. Each call opens its own connection, so nothing stays open
+between calls::
+
+    from artifactr.files.apps.wordcraft.worker import Worker
+
+    app = Worker("http://wordcraft-worker:8000", token=token)
+    edited = await app.apply(source, [AppCommand(command="edit.replaceAll", params=...)])
+    office = Worker("http://libreoffice-worker:8000", token=token, app="libreoffice")
+"""
+
+import math
+from collections.abc import AsyncIterator, Sequence
+from typing import Final
+
+import anyio
+import httpx2
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from artifactr.files.apps.wordcraft._session import (
+    MAX_FILE,
+    MAX_REPLY,
+    ApplyJob,
+    CommandsJob,
+    InspectJob,
+    Job,
+    RenderJob,
+)
+from artifactr.files.core.app import (
+    EDIT_DEADLINE,
+    RENDER_DEADLINE,
+    AppCommand,
+    CommandSpec,
+    Edited,
+    Inspection,
+    Source,
+)
+from artifactr.files.core.errors import (
+    AppCrashed,
+    AppTimeout,
+    AppTooLarge,
+    FailureKind,
+    UnsafeFile,
+    UnsafeReason,
+    failure_of,
+)
+
+CONTENT_TYPE: Final = "application/x-artifactr-job"
+"""The media type of a call's body and of a result: a line of JSON, a newline, then bytes."""
+
+JOBS: Final = "/jobs"
+"""The worker's route for calls."""
+
+HEALTH: Final = "/health"
+"""The worker's health route, which needs no token and says nothing about files."""
+
+SLACK: Final = 10.0
+"""Seconds a call may take beyond its job's deadline: the worker's queue, the upload, screening."""
+
+CONNECT_TIMEOUT: Final = 5.0
+"""Seconds to wait for the worker to accept a connection."""
+
+MAX_RESULT: Final = MAX_FILE + MAX_REPLY
+"""Bytes the adapter reads of a result, by default: a saved file and the app's inspection."""
+
+CHUNK_SIZE: Final = 64 * 1024
+"""Bytes sent at a time."""
+
+RETRY_AFTER: Final = 1.0
+"""Seconds to wait before asking a busy worker again when it doesn't say."""
+
+
+# ─── the wire format ──────────────────────────────────────────────────────────
+
+
+class Call(BaseModel):
+    """A call as the worker receives it, on the first line of the body."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    job: Job
+    """What to do."""
+    deadline: float | None = Field(default=None, gt=0)
+    """Seconds the job may take; the worker's own limit for the kind if omitted or higher."""
+
+
+class Outcome(BaseModel):
+    """A job's result as the worker sends it, on the first line of the reply."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    app: str | None = None
+    """The worker's app (``"wordcraft"``, ``"libreoffice"``); workers before it said none."""
+    inspection: Inspection | None = None
+    """What the app read: in the file (an inspection), or in the saved file (an edit)."""
+    commands: tuple[CommandSpec, ...] | None = None
+    """The app's catalog (a listing of commands)."""
+
+
+class Problem(BaseModel):
+    """The worker's reply to a call that failed."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    reason: str
+    """Why, in the app's or the worker's words."""
+    failure: FailureKind | None = None
+    """The typed failure, if the app (or the call) failed."""
+    unsafe: UnsafeReason | None = None
+    """Why the file was refused before any app saw it, if it was."""
+
+
+def frame(head: BaseModel) -> bytes:
+    """Return a model as the first line of a body: compact JSON, which holds no raw newline."""
+    return head.model_dump_json().encode() + b"\n"
+
+
+STATUS: Final[dict[FailureKind, int]] = {
+    "refused": 400,
+    "too_large": 413,
+    "crashed": 502,
+    "timeout": 504,
+}
+"""The HTTP status the worker answers each typed failure with."""
+
+UNSAFE_STATUS: Final = 422
+"""The HTTP status of a file refused before any app saw it."""
+
+
+# ─── the adapter ──────────────────────────────────────────────────────────────
+
+
+class WordCraftWorker:
+    """The worker's app (WordCraft, or LibreOffice), in its sandbox, one HTTP request per call.
+
+    Each call is stateless (bytes in, bytes out) and has a deadline: the worker stops the app
+    at the job's deadline, and the adapter gives up :data:`SLACK` seconds later. Failures are
+    typed as the local adapter's are: ``refused``, ``timeout``, ``crashed`` and ``too_large``,
+    and a hostile file is :class:`~artifactr.files.core.errors.UnsafeFile` with its reason.
+
+    Args:
+        url: The worker's base URL (``http://wordcraft-worker:8000``).
+        token: The bearer token the deployment generated for the worker.
+        app: The worker's app (its ``WORKER_APP``): ``"wordcraft"`` or ``"libreoffice"``.
+        deadline: Seconds a listing of commands may take (the port gives it no deadline).
+        slack: Seconds a call may take beyond its job's deadline.
+        max_result: Bytes read of a result at most; more is ``too_large``.
+        transport: The HTTP transport; a real connection if omitted (tests pass a mock).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str,
+        app: str = "wordcraft",
+        deadline: float = EDIT_DEADLINE,
+        slack: float = SLACK,
+        max_result: int = MAX_RESULT,
+        transport: httpx2.AsyncBaseTransport | None = None,
+    ) -> None:
+        self.url = url.rstrip("/")
+        """The worker's base URL."""
+        self.app = app
+        """The worker's app."""
+        self.deadline = deadline
+        """Seconds a listing of commands may take."""
+        self.slack = slack
+        """Seconds a call may take beyond its job's deadline."""
+        self.max_result = max_result
+        """Bytes read of a result at most."""
+        self._token = token
+        self._transport = transport
+
+    @property
+    def name(self) -> str:
+        """The app's short name: the worker's app."""
+        return self.app
+
+    async def apply(
+        self,
+        source: Source,
+        commands: Sequence[AppCommand],
+        *,
+        deadline: float = EDIT_DEADLINE,
+        author: str | None = None,
+    ) -> Edited:
+        """Run a batch of commands on a file in the worker; return the saved file, inspected.
+
+        Raises:
+            UnsafeFile: If the worker's screening refuses the file (a zip bomb, a DTD...).
+            AppRefused: If a command names a path, or WordCraft refuses one (the batch stops).
+            AppTimeout: If the deadline passes, or the worker stays busy until it does.
+            AppCrashed: If WordCraft dies, or the worker can't be reached or answers nonsense.
+            AppTooLarge: If the file, the saved file or a reply is over its limit.
+        """
+        job = ApplyJob(commands=tuple(commands), author=author)
+        outcome, content = await self._call(job, source, deadline)
+        return Edited(content=content, inspection=_inspection(outcome))
+
+    async def inspect(self, source: Source, *, deadline: float = EDIT_DEADLINE) -> Inspection:
+        """Return what WordCraft reads in a file: outline, text, review, pages, fingerprint.
+
+        Raises:
+            UnsafeFile: As :meth:`apply`.
+            AppFailure: As :meth:`apply`.
+        """
+        outcome, _ = await self._call(InspectJob(), source, deadline)
+        return _inspection(outcome)
+
+    async def render(
+        self, source: Source, page: int, *, scale: float = 1.0, deadline: float = RENDER_DEADLINE
+    ) -> bytes:
+        """Return one page (from 1) as a PNG.
+
+        Raises:
+            AppRefused: If there is no such page.
+            UnsafeFile: As :meth:`apply`.
+            AppFailure: As :meth:`apply`.
+        """
+        _, png = await self._call(RenderJob(page=page, scale=scale), source, deadline)
+        return png
+
+    async def commands(self, query: str = "") -> Sequence[CommandSpec]:
+        """Return WordCraft's commands whose id, label or place in the ribbon contains ``query``.
+
+        Raises:
+            AppFailure: As :meth:`apply`.
+        """
+        outcome, _ = await self._call(CommandsJob(query=query), None, self.deadline)
+        if outcome.commands is None:
+            raise AppCrashed("the worker's result holds no catalog")
+        return outcome.commands
+
+    # ─── one call ───
+
+    async def _call(
+        self,
+        job: ApplyJob | InspectJob | RenderJob | CommandsJob,
+        source: Source | None,
+        deadline: float,
+    ) -> tuple[Outcome, bytes]:
+        head = frame(Call(job=job, deadline=deadline))
+        patience = deadline + self.slack
+        timeout = httpx2.Timeout(None, connect=CONNECT_TIMEOUT)
+        with anyio.move_on_after(patience):
+            async with httpx2.AsyncClient(transport=self._transport, timeout=timeout) as client:
+                while True:
+                    status, retry_after, body = await self._post(client, head, source)
+                    if status != 503:
+                        return self._checked(_result(status, body))
+                    await anyio.sleep(retry_after)
+        raise AppTimeout(f"the worker gave no result within {patience:g} s")
+
+    def _checked(self, result: tuple[Outcome, bytes]) -> tuple[Outcome, bytes]:
+        said = result[0].app
+        if said is not None and said != self.app:
+            raise AppCrashed(f"the worker runs {said}, not {self.app}: set the adapter's app")
+        return result
+
+    async def _post(
+        self, client: httpx2.AsyncClient, head: bytes, source: Source | None
+    ) -> tuple[int, float, bytes]:
+        headers = {
+            "Authorization": f"Bearer {self._token}",
+            "Content-Type": CONTENT_TYPE,
+            "Content-Length": str(len(head) + _size(source)),
+        }
+        body = bytearray()
+        try:
+            async with client.stream(
+                "POST", self.url + JOBS, content=_body(head, source), headers=headers
+            ) as response:
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > self.max_result:
+                        raise AppTooLarge(
+                            f"the worker's reply is over the limit of {self.max_result} bytes"
+                        )
+        except httpx2.TimeoutException as error:
+            raise AppTimeout(f"the worker didn't answer in time: {error!r}") from error
+        except httpx2.TransportError as error:
+            raise AppCrashed(f"the worker can't be reached: {error!r}") from error
+        return response.status_code, _retry_after(response.headers), bytes(body)
+
+
+def _size(source: Source | None) -> int:
+    if source is None:
+        return 0
+    if isinstance(source, bytes):
+        return len(source)
+    return source.seek(0, 2)
+
+
+async def _body(head: bytes, source: Source | None) -> AsyncIterator[bytes]:
+    yield head
+    if isinstance(source, bytes):
+        for start in range(0, len(source), CHUNK_SIZE):
+            yield source[start : start + CHUNK_SIZE]
+    elif source is not None:
+        source.seek(0)
+        while chunk := source.read(CHUNK_SIZE):
+            yield chunk
+
+
+def _retry_after(headers: httpx2.Headers) -> float:
+    try:
+        seconds = float(headers.get("retry-after", RETRY_AFTER))
+    except ValueError:
+        return RETRY_AFTER
+    return seconds if math.isfinite(seconds) and seconds >= 0 else RETRY_AFTER
+
+
+def _result(status: int, body: bytes) -> tuple[Outcome, bytes]:
+    if status == 200:
+        line, newline, rest = body.partition(b"\n")
+        try:
+            if not newline:
+                raise ValueError("no newline after the outcome")
+            return Outcome.model_validate_json(line), rest
+        except ValueError as error:
+            raise AppCrashed(f"the worker's result can't be read: {error}") from error
+    try:
+        problem = Problem.model_validate_json(body)
+    except ValidationError as error:
+        said = body[:200].decode(errors="replace")
+        raise AppCrashed(f"the worker answered {status}: {said}") from error
+    if problem.unsafe is not None:
+        raise UnsafeFile(problem.unsafe, problem.reason)
+    if problem.failure is not None:
+        raise failure_of(problem.failure, problem.reason)
+    raise AppCrashed(f"the worker answered {status}: {problem.reason}")
+
+
+def _inspection(outcome: Outcome) -> Inspection:
+    if outcome.inspection is None:
+        raise AppCrashed("the worker's result holds no inspection")
+    return outcome.inspection
+
+
+Worker = WordCraftWorker
+"""The name RFC-0003 gives the worker's adapter."""

@@ -1,0 +1,253 @@
+"""Blobs: the content-addressed store of native files' bytes, and the render cache (RFC-0003).
+
+Bytes never enter artifactr's log: a manifest names them by digest, and they live here, scoped
+by tenant, workspace and artifact, so the same digest put for another scope is never returned.
+A put is idempotent and refreshes the blob's put time, so :meth:`Blobs.collect`'s grace period
+protects a put that races a commit. This module holds the ports and the in-memory adapters;
+:mod:`artifactr.files.sql` holds the SQL ones.
+"""
+
+import hashlib
+from collections.abc import AsyncIterable, AsyncIterator, Sequence, Set
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol
+
+from artifactr.core import NotFound
+from artifactr.workspace import Scope
+
+from artifactr.files.core.clock import Clock, utc_now
+from artifactr.files.core.errors import FileTooLarge
+from artifactr.files.core.manifests import Blob
+
+CHUNK_SIZE = 1 << 20
+"""How many bytes a streaming read yields at a time, and the SQL adapter's row size (1 MiB)."""
+
+
+class Blobs(Protocol):
+    """Where native files' bytes live, by scope, artifact and SHA-256.
+
+    Every method is scoped: a blob put for one tenant, workspace or artifact is never returned
+    for another, even with the same digest.
+    """
+
+    async def put(
+        self,
+        scope: Scope,
+        artifact_id: str,
+        data: AsyncIterable[bytes],
+        media_type: str,
+        *,
+        limit: int | None = None,
+    ) -> Blob:
+        """Store bytes as they stream in, hashing and counting them; return their :class:`Blob`.
+
+        Idempotent: putting the same bytes again returns the same blob and refreshes its put
+        time.
+
+        Raises:
+            FileTooLarge: If more than ``limit`` bytes arrive; nothing is stored.
+        """
+        ...
+
+    async def put_many(
+        self, scope: Scope, artifact_id: str, items: Sequence[tuple[bytes, str]]
+    ) -> list[Blob]:
+        """Store several blobs already in memory, as ``(bytes, media type)``, all in one go.
+
+        Return a :class:`Blob` for each, in order. Each is put as :meth:`put` puts it,
+        idempotently, but an adapter may store them together: the SQL one in one transaction,
+        which is what an edit's content, text, review and commands cost.
+        """
+        ...
+
+    async def get(self, scope: Scope, artifact_id: str, sha256: str) -> bytes | None:
+        """Return a blob's bytes whole, or None if there is none."""
+        ...
+
+    async def stat(self, scope: Scope, artifact_id: str, sha256: str) -> Blob | None:
+        """Return the store's record of a blob (digest, size, media type), or None if none.
+
+        What a download reports (length, ``ETag``, type) comes from here, never from a
+        manifest alone: a manifest is a claim anyone with a generic write may make.
+        """
+        ...
+
+    def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
+        """Return a blob's bytes as chunks of at most :data:`CHUNK_SIZE`, in bounded memory.
+
+        Raises:
+            NotFound: On the first iteration, if there is no such blob.
+        """
+        ...
+
+    async def collect(
+        self, scope: Scope, referenced: Set[tuple[str, str]], *, before: datetime
+    ) -> int:
+        """Remove the scope's blobs that no ``(artifact_id, sha256)`` names, put before ``before``.
+
+        Return how many were removed.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class RenderKey:
+    """What a rendered page is cached under: never the digest alone."""
+
+    tenant_id: str
+    """The tenant."""
+    workspace_id: str
+    """The workspace."""
+    artifact_id: str
+    """The artifact."""
+    sha256: str
+    """The content's digest."""
+    page: int
+    """The page, from 1."""
+    scale: float
+    """Pixels per point."""
+    build: str
+    """The app's build, so a new build renders afresh."""
+
+
+class Renders(Protocol):
+    """A cache of rendered pages, keyed by :class:`RenderKey`."""
+
+    async def get(self, key: RenderKey) -> bytes | None:
+        """Return the cached PNG, or None."""
+        ...
+
+    async def put(self, key: RenderKey, png: bytes) -> None:
+        """Cache a PNG, replacing any under the same key."""
+        ...
+
+
+class Hashing:
+    """Hashes and counts bytes as they pass, refusing more than a limit."""
+
+    def __init__(self, limit: int | None = None) -> None:
+        self._sha = hashlib.sha256()
+        self._limit = limit
+        self.size = 0
+        """How many bytes have passed."""
+
+    def update(self, chunk: bytes) -> None:
+        """Count and hash a chunk.
+
+        Raises:
+            FileTooLarge: If the total passes the limit.
+        """
+        self.count(chunk)
+        self.digest(chunk)
+
+    def count(self, chunk: bytes) -> None:
+        """Count a chunk, which must then be passed to :meth:`digest`, in order.
+
+        Raises:
+            FileTooLarge: If the total passes the limit.
+        """
+        self.size += len(chunk)
+        if self._limit is not None and self.size > self._limit:
+            raise FileTooLarge(self._limit)
+
+    def digest(self, data: bytes) -> None:
+        """Hash counted bytes, in the order they were counted, and in any thread."""
+        self._sha.update(data)
+
+    @property
+    def sha256(self) -> str:
+        """The hex digest of what has passed."""
+        return self._sha.hexdigest()
+
+
+class InMemoryBlobs:
+    """Blobs in a dict: for tests and the embedded demo.
+
+    Args:
+        clock: The time a put is stamped with; UTC now if omitted.
+    """
+
+    def __init__(self, *, clock: Clock = utc_now) -> None:
+        self._clock = clock
+        self._blobs: dict[tuple[str, str, str, str], tuple[bytes, str, datetime]] = {}
+
+    async def put(
+        self,
+        scope: Scope,
+        artifact_id: str,
+        data: AsyncIterable[bytes],
+        media_type: str,
+        *,
+        limit: int | None = None,
+    ) -> Blob:
+        """Store bytes; see :meth:`Blobs.put`."""
+        hashing = Hashing(limit)
+        parts: list[bytes] = []
+        async for chunk in data:
+            hashing.update(chunk)
+            parts.append(chunk)
+        key = (scope.tenant_id, scope.workspace_id, artifact_id, hashing.sha256)
+        self._blobs[key] = (b"".join(parts), media_type, self._clock())
+        return Blob(sha256=hashing.sha256, size=hashing.size, media_type=media_type)
+
+    async def put_many(
+        self, scope: Scope, artifact_id: str, items: Sequence[tuple[bytes, str]]
+    ) -> list[Blob]:
+        """Store blobs in memory; see :meth:`Blobs.put_many`."""
+        return [await self.put(scope, artifact_id, _once(data), media) for data, media in items]
+
+    async def get(self, scope: Scope, artifact_id: str, sha256: str) -> bytes | None:
+        """Return a blob's bytes; see :meth:`Blobs.get`."""
+        found = self._blobs.get((scope.tenant_id, scope.workspace_id, artifact_id, sha256))
+        return None if found is None else found[0]
+
+    async def stat(self, scope: Scope, artifact_id: str, sha256: str) -> Blob | None:
+        """Return a blob's record; see :meth:`Blobs.stat`."""
+        found = self._blobs.get((scope.tenant_id, scope.workspace_id, artifact_id, sha256))
+        if found is None:
+            return None
+        data, media_type, _ = found
+        return Blob(sha256=sha256, size=len(data), media_type=media_type)
+
+    async def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
+        """Yield a blob's bytes in chunks; see :meth:`Blobs.read`."""
+        data = await self.get(scope, artifact_id, sha256)
+        if data is None:
+            raise NotFound("blob", sha256)
+        for start in range(0, len(data), CHUNK_SIZE):
+            yield data[start : start + CHUNK_SIZE]
+
+    async def collect(
+        self, scope: Scope, referenced: Set[tuple[str, str]], *, before: datetime
+    ) -> int:
+        """Remove unreferenced old blobs; see :meth:`Blobs.collect`."""
+        doomed = [
+            key
+            for key, (_, _, put_at) in self._blobs.items()
+            if key[:2] == (scope.tenant_id, scope.workspace_id)
+            and key[2:] not in referenced
+            and put_at < before
+        ]
+        for key in doomed:
+            del self._blobs[key]
+        return len(doomed)
+
+
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+
+
+class InMemoryRenders:
+    """A render cache in a dict."""
+
+    def __init__(self) -> None:
+        self._pages: dict[RenderKey, bytes] = {}
+
+    async def get(self, key: RenderKey) -> bytes | None:
+        """Return the cached PNG, or None."""
+        return self._pages.get(key)
+
+    async def put(self, key: RenderKey, png: bytes) -> None:
+        """Cache a PNG."""
+        self._pages[key] = png

@@ -1,0 +1,28 @@
+"""Revisions: the JSON Patch an edit or a check-in commits (RFC-0003 "Edits").
+
+Every revision of a native file after its first is a patch that first tests the content digest
+it was made from, then replaces what changed, each value whole (``model_dump(mode="json")``): if
+validation changed the data, artifactr would store a plain diff and lose the test. The test is
+what makes accepting a stale proposal fail with ``PatchFailed`` instead of silently replacing
+everything since.
+"""
+
+from typing import Final
+
+from artifactr.core import JsonPatch
+from pydantic import JsonValue
+
+from artifactr.files.core.manifests import NativeFile
+
+REPLACED: Final = ("content", "provenance", "fingerprint", "text", "review", "outline", "pages")
+"""The fields a revision replaces, in order, after its test."""
+
+
+def revision_patch(tested: str, after: NativeFile) -> JsonPatch:
+    """Return the patch that turns a manifest whose content is ``tested`` into ``after``."""
+    data = after.model_dump(mode="json")
+    ops: list[dict[str, JsonValue]] = [
+        {"op": "test", "path": "/content/sha256", "value": tested},
+        *({"op": "replace", "path": f"/{name}", "value": data[name]} for name in REPLACED),
+    ]
+    return JsonPatch(ops=tuple(ops))

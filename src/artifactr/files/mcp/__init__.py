@@ -1,0 +1,198 @@
+"""Native files over MCP: the native file tools on artifactr's MCP server (ADR-0012).
+
+External agents (a desktop assistant, an IDE's agent) reach artifactr through its MCP server,
+:class:`~artifactr.mcp.ArtifactrMcp`, whose generic tools read an artifact's manifest and patch
+it. :func:`add_native_file_tools` gives them the file itself, with the five tools the
+application's own agents get (:mod:`artifactr.files.agent.tools`): ``read_native``, ``read_review``,
+``find_commands``, ``edit_native`` and ``view_page``, with one call beside the server's::
+
+    server = ArtifactrMcp(workspaces, runner, resolve=resolve_client)
+    add_native_file_tools(server, files, workspaces=workspaces, resolve=resolve_client)
+
+The tools do what the toolset's do and say it in the same words: both are
+:mod:`artifactr.files.agent.answers` and :mod:`artifactr.files.agent.wording`. Each takes a
+``workspace_id`` first, as the server's generic tools do, and acts as the client's
+:class:`~artifactr.core.ExternalAgentActor` in that workspace, so an edit of a ``WordDocument``
+becomes a proposal, and access and hiding are decided as on every surface (a hidden file is a
+missing one). ``view_page`` answers with MCP image content.
+
+How each refusal reaches the client, always as a tool error (``isError``) with the toolset's
+words, except a person's check-out:
+
+- While the app is off in the workspace, every tool is refused with
+  :class:`~artifactr.files.core.errors.NotEnabled`'s message. An MCP server lists its tools per
+  session, and a session may work in any workspace, so the tools are always listed and the
+  switch is asked at each call (ADR-0012).
+- Arguments the client got wrong are named all at once; the app's timeout, crash or size limit
+  says that retrying at once won't help.
+- A person's check-out is an answer, not an error: who has the file, until when, and to plan
+  again once it is checked in.
+- Another agent's edit, a stale base ("read the artifact again"), the app's refusal (its
+  reason) and a refused write are the rejection's message, as the generic tools give it.
+
+An MCP client has no thread, so the tools follow no file and an edit names no thread.
+
+This is the only module of artifactr.files that imports ``artifactr.mcp`` and the MCP SDK's
+server; it needs the ``mcp`` extra.
+"""
+
+from collections.abc import Generator
+from contextlib import contextmanager
+from typing import Annotated, Any, Final
+
+from artifactr.agent import describe_outcome
+from artifactr.core import Rejection
+from artifactr.mcp import ArtifactrMcp, ResolveClient
+from artifactr.workspace import Workspace, Workspaces
+from mcp.server.mcpserver import Context, Image
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
+from pydantic import Field
+
+from artifactr.files.agent import answers, wording
+from artifactr.files.agent.answers import CallFailed, WrongArguments
+from artifactr.files.core.app import AppCommand
+from artifactr.files.core.errors import NotEnabled
+from artifactr.files.native import NativeFiles
+
+_READS: Final = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
+"""What a client is told of the reading tools: they change nothing."""
+
+_EDITS: Final = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False)
+"""What a client is told of ``edit_native``: it adds a revision or a proposal, and loses none."""
+
+_Context = Context[Any, Any]
+"""The SDK's context of one call, which it finds by its class: not a ``type`` alias."""
+
+
+async def _nothing(artifact_id: str) -> None:
+    """Follow nothing: an MCP client has no thread whose focus a file could join."""
+
+
+def add_native_file_tools(
+    server: ArtifactrMcp,
+    files: NativeFiles,
+    *,
+    workspaces: Workspaces,
+    resolve: ResolveClient,
+    view: bool = True,
+) -> None:
+    """Add the native file tools to an MCP server, refused wherever the app is off.
+
+    Call it once, beside the server's construction, with the ``workspaces`` and ``resolve`` the
+    server was given: each call resolves its client and opens the workspace it names as that
+    client, as the server's own tools do.
+
+    Args:
+        server: The MCP server to add ``read_native``, ``read_review``, ``find_commands``,
+            ``edit_native`` and ``view_page`` to.
+        files: The service every tool reads and edits through.
+        workspaces: Opens the workspace a call names, as the client.
+        resolve: Authenticates each call: the client's tenant and actor.
+        view: Whether to add ``view_page``, whose answer is an image.
+    """
+
+    async def opened(ctx: _Context, workspace_id: str) -> Workspace:
+        """Open the workspace as the call's client, refused while the app is off there."""
+        tenant_id, actor = await resolve(ctx)
+        ws = await workspaces.open(tenant_id, workspace_id, actor=actor)
+        if not await files.enabled(ws):
+            raise NotEnabled(files.key)
+        return ws
+
+    words = wording.READ_NATIVE
+
+    async def read_native(
+        workspace_id: Annotated[str, Field(description=wording.WORKSPACE_ID)],
+        artifact_id: Annotated[str, Field(description=words.params["artifact_id"])],
+        ctx: _Context,
+        start: Annotated[int, Field(description=words.params["start"])] = 0,
+    ) -> str:
+        with _answered():
+            ws = await opened(ctx, workspace_id)
+            return await answers.read_native(ws, files, artifact_id, start, follow=_nothing)
+
+    _add(server, read_native, words, _READS)
+    words = wording.READ_REVIEW
+
+    async def read_review(
+        workspace_id: Annotated[str, Field(description=wording.WORKSPACE_ID)],
+        artifact_id: Annotated[str, Field(description=words.params["artifact_id"])],
+        ctx: _Context,
+        start: Annotated[int, Field(description=words.params["start"])] = 0,
+    ) -> str:
+        with _answered():
+            ws = await opened(ctx, workspace_id)
+            return await answers.read_review(ws, files, artifact_id, start, follow=_nothing)
+
+    _add(server, read_review, words, _READS)
+    words = wording.FIND_COMMANDS
+
+    async def find_commands(
+        workspace_id: Annotated[str, Field(description=wording.WORKSPACE_ID)],
+        query: Annotated[str, Field(description=words.params["query"])],
+        ctx: _Context,
+    ) -> str:
+        with _answered():
+            await opened(ctx, workspace_id)
+            return await answers.find_commands(files, query)
+
+    _add(server, find_commands, words, _READS)
+    words = wording.EDIT_NATIVE
+
+    async def edit_native(
+        workspace_id: Annotated[str, Field(description=wording.WORKSPACE_ID)],
+        artifact_id: Annotated[str, Field(description=words.params["artifact_id"])],
+        base_version: Annotated[int, Field(description=words.params["base_version"])],
+        commands: Annotated[list[AppCommand], Field(description=words.params["commands"])],
+        summary: Annotated[str, Field(description=words.params["summary"])],
+        ctx: _Context,
+    ) -> str:
+        with _answered():
+            ws = await opened(ctx, workspace_id)
+            outcome = await answers.edit_native(
+                ws,
+                files,
+                artifact_id,
+                base_version=base_version,
+                commands=commands,
+                summary=summary,
+                thread_id=None,
+                follow=_nothing,
+            )
+        return outcome if isinstance(outcome, str) else describe_outcome(outcome)
+
+    _add(server, edit_native, words, _EDITS)
+    if not view:
+        return
+    words = wording.VIEW_PAGE
+
+    async def view_page(
+        workspace_id: Annotated[str, Field(description=wording.WORKSPACE_ID)],
+        artifact_id: Annotated[str, Field(description=words.params["artifact_id"])],
+        page: Annotated[int, Field(description=words.params["page"])],
+        ctx: _Context,
+    ) -> list[str | Image]:
+        with _answered():
+            ws = await opened(ctx, workspace_id)
+            shown = await answers.view_page(ws, files, artifact_id, page, follow=_nothing)
+        return [shown.caption, Image(data=shown.png, format="png")]
+
+    _add(server, view_page, words, _READS)
+
+
+def _add(
+    server: ArtifactrMcp, tool: Any, words: wording.ToolWording, hints: ToolAnnotations
+) -> None:
+    server.server.add_tool(tool, name=words.name, description=words.description, annotations=hints)
+
+
+@contextmanager
+def _answered() -> Generator[None]:
+    """Turn every refusal and failure into a tool error, in the toolset's words."""
+    try:
+        yield
+    except (WrongArguments, CallFailed) as refused:
+        raise ToolError(str(refused)) from refused
+    except Rejection as rejection:
+        raise ToolError(wording.refusal(rejection)) from rejection

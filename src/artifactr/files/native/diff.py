@@ -1,0 +1,416 @@
+"""Diffs: what changed between two revisions of a native file, or in a proposal (ADR-0011).
+
+A portal shows a revision diff as RFC-0003's portalr does: the changed text, from the two text
+blobs; the comments and tracked changes added, removed and changed, from the two review blobs;
+the page counts; and the pages whose renders differ, side by side. This module computes it, for
+any :class:`~artifactr.files.core.app.App`, with no web framework:
+
+- :func:`text_diff` and :func:`review_diff` are pure: paragraph-level hunks with a bounded
+  context, cut at :attr:`DiffLimits.text_chars` (and said so), and review items matched by
+  kind and id.
+- :func:`revision_diff` compares two revisions the caller may read (hidden = missing), and
+  :func:`proposal_diff` a pending proposal against its base, so a reviewer sees what an agent or
+  a late check-in would change before accepting it. Pages are compared by the SHA-256 of their
+  renders at :data:`DIFF_SCALE`, through the render cache, one page at a time: the first diff
+  renders each revision at most once per page, a second renders nothing, and memory holds one
+  page's PNG at a time whatever the page count.
+"""
+
+import difflib
+import hashlib
+from collections.abc import AsyncGenerator, Sequence
+from contextlib import aclosing
+from typing import Final, Literal
+
+from artifactr.core import ValidationFailed
+from artifactr.workspace import Workspace
+from pydantic import BaseModel, ConfigDict
+
+from artifactr.files.core.app import ReviewItem
+from artifactr.files.native import NativeFiles
+
+DIFF_SCALE: Final = 0.5
+"""The scale pages are compared and shown side by side at (36 dpi): cheap, and cached."""
+
+CONTEXT: Final = 2
+"""How many unchanged paragraphs a hunk shows either side of a change, by default."""
+
+MAX_TEXT_CHARS: Final = 100_000
+"""How many characters of hunk text a diff holds by default before it is cut."""
+
+MAX_PARAGRAPHS: Final = 5_000
+"""How many changed paragraphs a side may have, past the common start and end, before the
+comparison is cut: matching is quadratic at worst, so this bounds its time."""
+
+MAX_REVIEW: Final = 500
+"""How many review items each list of a review diff holds by default."""
+
+MAX_PAGES: Final = 1_000
+"""How many pages are compared by default: a 500-page document is compared whole."""
+
+
+class DiffLimits(BaseModel):
+    """The bounds of a diff: each one cut is said so in the answer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    context: int = CONTEXT
+    """Unchanged paragraphs shown either side of a change."""
+    text_chars: int = MAX_TEXT_CHARS
+    """Characters of hunk text, at most."""
+    paragraphs: int = MAX_PARAGRAPHS
+    """Changed paragraphs a side may have before the text comparison is cut."""
+    review: int = MAX_REVIEW
+    """Items in each list of the review diff, at most."""
+    pages: int = MAX_PAGES
+    """Pages compared, at most."""
+
+
+# ─── text ─────────────────────────────────────────────────────────────────────
+
+
+class TextLine(BaseModel):
+    """One paragraph of a hunk: unchanged, removed from the first text or added in the second."""
+
+    model_config = ConfigDict(frozen=True)
+
+    op: Literal["same", "removed", "added"]
+    """What happened to it."""
+    text: str
+    """The paragraph."""
+
+
+class TextHunk(BaseModel):
+    """A run of changed paragraphs, with up to ``context`` unchanged ones either side."""
+
+    model_config = ConfigDict(frozen=True)
+
+    before_start: int
+    """The hunk's first paragraph in the first text, from 1."""
+    before_count: int
+    """How many of the first text's paragraphs it spans."""
+    after_start: int
+    """Its first paragraph in the second text, from 1."""
+    after_count: int
+    """How many of the second text's paragraphs it spans."""
+    lines: tuple[TextLine, ...]
+    """The paragraphs, in order."""
+
+
+class TextDiff(BaseModel):
+    """The changed text, as hunks of paragraphs."""
+
+    model_config = ConfigDict(frozen=True)
+
+    hunks: tuple[TextHunk, ...]
+    """The hunks, in order; none if the texts are equal."""
+    truncated: bool = False
+    """Whether the diff was cut at a limit: more changed than it shows."""
+
+
+def text_diff(before: str, after: str, *, limits: DiffLimits | None = None) -> TextDiff:
+    """Return the paragraphs that changed from ``before`` to ``after``, as hunks.
+
+    A paragraph is a line of the text blob. The common start and end are skipped first, in
+    linear time; what is left is matched paragraph by paragraph, at most
+    :attr:`DiffLimits.paragraphs` a side, and the hunks hold at most
+    :attr:`DiffLimits.text_chars` characters. Either cut sets ``truncated``.
+    """
+    bound = limits or DiffLimits()
+    old, new = before.split("\n"), after.split("\n")
+    start = 0
+    while start < min(len(old), len(new)) and old[start] == new[start]:
+        start += 1
+    end = 0
+    while end < min(len(old), len(new)) - start and old[-1 - end] == new[-1 - end]:
+        end += 1
+    # The matcher sees the changed middle with its context either side, no more.
+    lead = max(0, start - bound.context)
+    tail = min(end, bound.context)
+    cut = max(len(old) - start - end, len(new) - start - end) > bound.paragraphs
+    old_part = old[lead : min(len(old) - end + tail, start + bound.paragraphs)]
+    new_part = new[lead : min(len(new) - end + tail, start + bound.paragraphs)]
+    matcher = difflib.SequenceMatcher(None, old_part, new_part, autojunk=False)
+    hunks: list[TextHunk] = []
+    budget = bound.text_chars
+    for group in matcher.get_grouped_opcodes(bound.context):
+        lines: list[TextLine] = []
+        for tag, i1, i2, j1, j2 in group:
+            if tag == "equal":
+                lines += [TextLine(op="same", text=text) for text in old_part[i1:i2]]
+                continue
+            lines += [TextLine(op="removed", text=text) for text in old_part[i1:i2]]
+            lines += [TextLine(op="added", text=text) for text in new_part[j1:j2]]
+        kept = _within(lines, budget)
+        budget -= sum(len(line.text) for line in kept)
+        cut = cut or len(kept) < len(lines)
+        if any(line.op != "same" for line in kept):
+            hunks.append(_hunk(group[0], kept, lead))
+        if len(kept) < len(lines):
+            break
+    return TextDiff(hunks=tuple(hunks), truncated=cut)
+
+
+def _within(lines: list[TextLine], budget: int) -> list[TextLine]:
+    kept: list[TextLine] = []
+    for line in lines:
+        budget -= len(line.text)
+        if budget < 0:
+            break
+        kept.append(line)
+    return kept
+
+
+def _hunk(first: tuple[str, int, int, int, int], lines: list[TextLine], lead: int) -> TextHunk:
+    _, i1, _, j1, _ = first
+    removed = sum(line.op != "added" for line in lines)
+    added = sum(line.op != "removed" for line in lines)
+    return TextHunk(
+        before_start=lead + i1 + 1,
+        before_count=removed,
+        after_start=lead + j1 + 1,
+        after_count=added,
+        lines=tuple(lines),
+    )
+
+
+# ─── review ───────────────────────────────────────────────────────────────────
+
+
+class ReviewChange(BaseModel):
+    """A comment or tracked change in both revisions, changed: its text, author or anchor."""
+
+    model_config = ConfigDict(frozen=True)
+
+    before: ReviewItem
+    """As it was."""
+    after: ReviewItem
+    """As it is."""
+
+
+class ReviewDiff(BaseModel):
+    """Comments and tracked changes added, removed and changed, matched by kind and id."""
+
+    model_config = ConfigDict(frozen=True)
+
+    added: tuple[ReviewItem, ...] = ()
+    """In the second revision only."""
+    removed: tuple[ReviewItem, ...] = ()
+    """In the first only: resolved, accepted or rejected."""
+    changed: tuple[ReviewChange, ...] = ()
+    """In both, but different."""
+    truncated: bool = False
+    """Whether a list was cut at :attr:`DiffLimits.review`."""
+
+
+def review_diff(
+    before: Sequence[ReviewItem], after: Sequence[ReviewItem], *, limits: DiffLimits | None = None
+) -> ReviewDiff:
+    """Return the review items added, removed and changed, each list in document order."""
+    bound = limits or DiffLimits()
+    old = {(item.kind, item.id): item for item in before}
+    new = {(item.kind, item.id): item for item in after}
+    added = [item for key, item in new.items() if key not in old]
+    removed = [item for key, item in old.items() if key not in new]
+    changed = [
+        ReviewChange(before=old[key], after=item)
+        for key, item in new.items()
+        if key in old and old[key] != item
+    ]
+    cap = bound.review
+    cut = max(len(added), len(removed), len(changed)) > cap
+    return ReviewDiff(
+        added=tuple(added[:cap]),
+        removed=tuple(removed[:cap]),
+        changed=tuple(changed[:cap]),
+        truncated=cut,
+    )
+
+
+# ─── pages and the whole diff ─────────────────────────────────────────────────
+
+
+class ChangedPage(BaseModel):
+    """A page whose renders differ, or that one side doesn't have."""
+
+    model_config = ConfigDict(frozen=True)
+
+    page: int
+    """The page, from 1."""
+    before: bool
+    """Whether the first side has it."""
+    after: bool
+    """Whether the second side has it."""
+
+
+class FileDiff(BaseModel):
+    """What changed in a native file: text, review and pages, each bounded."""
+
+    model_config = ConfigDict(frozen=True)
+
+    artifact_id: str
+    """The artifact."""
+    before_version: int
+    """The first revision (a proposal's base)."""
+    after_version: int | None
+    """The second revision; None for a proposal, which is no revision yet."""
+    proposal_id: str | None = None
+    """The proposal compared with its base, if it is one."""
+    before_pages: int | None
+    """The first side's page count, if the app knows it."""
+    after_pages: int | None
+    """The second side's."""
+    text: TextDiff
+    """The changed text."""
+    review: ReviewDiff
+    """The changed comments and tracked changes."""
+    pages: tuple[ChangedPage, ...]
+    """The pages whose renders differ, in order."""
+    pages_compared: int
+    """How many pages were compared."""
+    pages_truncated: bool = False
+    """Whether pages past :attr:`DiffLimits.pages` were left uncompared."""
+
+
+Pages = AsyncGenerator[bytes]
+"""A side's pages from 1, rendered one at a time at :data:`DIFF_SCALE`."""
+
+
+async def changed_pages(
+    before: tuple[int, Pages], after: tuple[int, Pages], *, limit: int = MAX_PAGES
+) -> tuple[list[ChangedPage], int]:
+    """Return the pages whose renders differ, and how many pages were compared.
+
+    Each side is its page count and its renders, which yield the pages both sides have (up to
+    ``limit``); they are taken in step, one page of each at a time, and compared by digest. A
+    page only one side has differs without a render.
+    """
+    (old_count, old_pages), (new_count, new_pages) = before, after
+    compared = min(max(old_count, new_count), limit)
+    both = min(old_count, new_count, limit)
+    async with aclosing(old_pages), aclosing(new_pages):
+        changed = [
+            ChangedPage(page=page, before=True, after=True)
+            for page in range(1, both + 1)
+            if _digest(await anext(old_pages)) != _digest(await anext(new_pages))
+        ]
+    changed += [
+        ChangedPage(page=page, before=page <= old_count, after=page <= new_count)
+        for page in range(both + 1, compared + 1)
+    ]
+    return changed, compared
+
+
+def _digest(png: bytes) -> str:
+    return hashlib.sha256(png).hexdigest()
+
+
+async def revision_diff(
+    files: NativeFiles,
+    ws: Workspace,
+    artifact_id: str,
+    before: int,
+    after: int,
+    *,
+    limits: DiffLimits | None = None,
+) -> FileDiff:
+    """Return what changed in a native file from version ``before`` to ``after``.
+
+    Raises:
+        ValidationFailed: If ``before`` is not below ``after``.
+        NotFound: If the file or either version is missing or hidden.
+        AppFailure: If the app fails to render a page.
+    """
+    if not 1 <= before < after:
+        raise ValidationFailed(
+            "a diff goes from an earlier version to a later one",
+            [{"loc": ["from"], "msg": "from must be at least 1 and below to", "type": "order"}],
+        )
+    bound = limits or DiffLimits()
+    _, old = await files.manifest(ws, artifact_id, before)
+    _, new = await files.manifest(ws, artifact_id, after)
+
+    text = text_diff(
+        await files.text(ws, artifact_id, before),
+        await files.text(ws, artifact_id, after),
+        limits=bound,
+    )
+    review = review_diff(
+        await files.review(ws, artifact_id, before),
+        await files.review(ws, artifact_id, after),
+        limits=bound,
+    )
+    same = old.content.sha256 == new.content.sha256
+    old_count, new_count = (0, 0) if same else (old.pages or 0, new.pages or 0)
+    last = min(old_count, new_count, bound.pages)
+    pages, compared = await changed_pages(
+        (old_count, files.pages(ws, artifact_id, before, last, scale=DIFF_SCALE)),
+        (new_count, files.pages(ws, artifact_id, after, last, scale=DIFF_SCALE)),
+        limit=bound.pages,
+    )
+    return FileDiff(
+        artifact_id=artifact_id,
+        before_version=before,
+        after_version=after,
+        before_pages=old.pages,
+        after_pages=new.pages,
+        text=text,
+        review=review,
+        pages=tuple(pages),
+        pages_compared=compared,
+        pages_truncated=max(old.pages or 0, new.pages or 0) > bound.pages and not same,
+    )
+
+
+async def proposal_diff(
+    files: NativeFiles,
+    ws: Workspace,
+    artifact_id: str,
+    proposal_id: str,
+    *,
+    limits: DiffLimits | None = None,
+) -> FileDiff:
+    """Return what a pending proposal would change in a native file, against its base.
+
+    Raises:
+        NotFound: If the file or the proposal is missing or hidden, or the proposal is not an
+            edit of this file.
+        PatchFailed: If its patch doesn't apply to its base.
+        AppFailure: If the app fails to render a page.
+    """
+    bound = limits or DiffLimits()
+    base, old, new = await files.proposed(ws, artifact_id, proposal_id)
+
+    text = text_diff(
+        await files.text(ws, artifact_id, base),
+        await files.proposal_text(ws, artifact_id, proposal_id),
+        limits=bound,
+    )
+    review = review_diff(
+        await files.review(ws, artifact_id, base),
+        await files.proposal_review(ws, artifact_id, proposal_id),
+        limits=bound,
+    )
+    old_count, new_count = old.pages or 0, new.pages or 0
+    last = min(old_count, new_count, bound.pages)
+    pages, compared = await changed_pages(
+        (old_count, files.pages(ws, artifact_id, base, last, scale=DIFF_SCALE)),
+        (
+            new_count,
+            files.pages(ws, artifact_id, None, last, scale=DIFF_SCALE, proposal_id=proposal_id),
+        ),
+        limit=bound.pages,
+    )
+    return FileDiff(
+        artifact_id=artifact_id,
+        before_version=base,
+        after_version=None,
+        proposal_id=proposal_id,
+        before_pages=old.pages,
+        after_pages=new.pages,
+        text=text,
+        review=review,
+        pages=tuple(pages),
+        pages_compared=compared,
+        pages_truncated=max(old.pages or 0, new.pages or 0) > bound.pages,
+    )

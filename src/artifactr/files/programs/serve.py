@@ -1,0 +1,370 @@
+"""Serve: the files router beside artifactr's, access by grantr, to try by hand (RFC-0003).
+
+``python -m artifactr.files.programs.serve`` serves
+:func:`~artifactr.files.fastapi.router.files_router` and artifactr's ``artifactr_router`` on
+127.0.0.1 with uvicorn, over a SQLite file (``out/serve.db``, made afresh and migrated). The app is
+the demo's choice, which it says first (:func:`~artifactr.files.programs.demo.choose_app`:
+LibreOffice when it can run here, so pages are real, FakeApp otherwise or with
+``ARTIFACTR_FILES_APP=fake``). Access is grantr's, wired as the guide's access section wires it: a
+:class:`~grantr.Grants` over grantr's in-memory storage, handed artifactr's ``ACTIONS``, whose
+``hidden`` hook the ``Workspaces`` takes and whose ``authorize`` hook the switch's
+:func:`~artifactr.files.core.integrations.integration_gate` wraps, the app on.
+
+It leads with the page people use (:mod:`artifactr.files.fastapi.portal`, at ``/``), where the
+caller is a person chosen on the page; to the routers, the ``x-user`` header names the caller.
+Neither is authentication, so it listens on the loopback address only. Three people are seeded:
+rita, a ``viewer`` of the workspace, and eddie and erin, both ``editor``; olive owns the tenant and
+granted them their roles. Anyone else is no member, and grantr refuses them. Eddie uploads one
+document (the corpus's, or a generated two-page contract), an assistant's run for olive proposes an
+edit of it, and the job prints the curl lines that try each answer: rita reads, sees the lease and
+views a page, but may not check out or check in; eddie checks out, is refused a second check-out
+while he holds it, and checks in::
+
+    python -m artifactr.files.programs.serve --port 8000
+"""
+
+import argparse
+import os
+import sys
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Final
+
+import uvicorn
+from artifactr import AgentActor, Runner, Session, UserActor, Workspaces
+from artifactr.core import Actor, Applied, SystemActor
+from artifactr.fastapi import Unauthorized, artifactr_router
+from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
+from artifactr.workspace import ACTIONS
+from fastapi import FastAPI
+from fastapi.requests import HTTPConnection
+from fastapi.responses import RedirectResponse
+from grantr import Agent as GrantrAgent
+from grantr import Grants, InMemoryStorage, Resource, ServicePrincipal, Subject, User
+from pydantic_ai import Agent
+
+from artifactr.files.apps.documents import build_docx
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.app import App, AppCommand
+from artifactr.files.core.errors import AppRefused
+from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
+from artifactr.files.core.manifests import DOCX, WordDocument
+from artifactr.files.fastapi.portal import PERSON_COOKIE, Person, portal_router
+from artifactr.files.fastapi.router import files_router
+from artifactr.files.native import NativeFiles
+from artifactr.files.programs.demo import choose_app
+from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
+from artifactr.files.sql import migrate as migrate_files
+
+CORPUS = Path(os.environ.get("ARTIFACTR_FILES_CORPUS", "../shared/corpus/real"))
+"""The real documents (``ARTIFACTR_FILES_CORPUS``, else ``../shared/corpus/real``), if there."""
+
+DOCUMENT = "pydocx-comments-rich-para.docx"
+"""The corpus document it seeds."""
+
+TENANT = "demo"
+"""The one tenant every caller belongs to."""
+
+WORKSPACE = "w1"
+"""The workspace it seeds."""
+
+READER = UserActor(id="rita", name="Rita")
+"""A ``viewer`` of the workspace: she downloads, views pages and sees the lease, and no more."""
+
+EDITOR = UserActor(id="eddie", name="Eddie")
+"""An ``editor`` of the workspace: he uploaded the document, and checks it out and in."""
+
+SECOND_EDITOR = UserActor(id="erin", name="Erin")
+"""Another ``editor``: she sees who holds the file, and decides on proposals."""
+
+PEOPLE = (
+    Person(id=READER.id, name="Rita", role="viewer"),
+    Person(id=EDITOR.id, name="Eddie", role="editor"),
+    Person(id=SECOND_EDITOR.id, name="Erin", role="editor"),
+)
+"""Whom the page offers to act as."""
+
+ASSISTANT = AgentActor(thread_id="thr_seed", run_id="run_seed", on_behalf_of=UserActor(id="olive"))
+"""An agent's run for olive, whose seeded edit is a proposal waiting for an editor."""
+
+OWNER = "olive"
+"""The tenant's owner, who granted the two people their roles at start-up."""
+
+APPLICATION = ServicePrincipal(id="artifactr-files")
+"""The application's own principal: the runner and the collector act as it."""
+
+Say = Callable[[str], None]
+"""Where the served address and the curl lines go."""
+
+
+def _say(line: str) -> None:
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+async def resolve_actor(connection: HTTPConnection) -> tuple[str, Actor]:
+    """Return the caller named by the ``x-user`` header, else the page's chosen person.
+
+    Neither is authentication: anyone may name anyone.
+
+    Raises:
+        Unauthorized: If neither names anyone.
+    """
+    user = connection.headers.get("x-user", "").strip()
+    user = user or connection.cookies.get(PERSON_COOKIE, "").strip()
+    if not user:
+        raise Unauthorized("name yourself with an x-user header, or choose a person on the page")
+    return TENANT, UserActor(id=user, name=user.title())
+
+
+def subject_of(_tenant: str, _workspace: str | None, actor: Actor) -> Subject:
+    """Return the grantr subject an artifactr actor is checked as, in any tenant and workspace.
+
+    A person is themselves, and an agent's run acts with its person's rights; the system is the
+    application's own principal; an agent acting for no one holds nothing.
+    """
+    match actor:
+        case UserActor(id=user) | AgentActor(on_behalf_of=UserActor(id=user)):
+            return User(id=user)
+        case SystemActor():
+            return APPLICATION
+        case _:
+            return GrantrAgent()
+
+
+async def grant_people(grants: Grants) -> None:
+    """Make the tenant, owned by olive, with rita a viewer and eddie an editor of the workspace."""
+    await grants.bootstrap()
+    await grants.provision_tenant(TENANT, owner=OWNER)
+    owner = User(id=OWNER)
+    on = Resource(kind="workspace", workspace=WORKSPACE)
+    for person, role in ((READER, "viewer"), (EDITOR, "editor"), (SECOND_EDITOR, "editor")):
+        user = User(id=person.id)
+        await grants.add_member(TENANT, user, by=owner)
+        await grants.grant(TENANT, role, on=on, to=user, by=owner)
+
+
+CONTRACT: Final = (
+    ("Title", "Services agreement"),
+    ("Heading1", "Parties"),
+    "This agreement is made between the Supplier and the Customer named below.",
+    ("Heading1", "Services"),
+    *(
+        f"Clause {n}. The Supplier provides the services described in schedule {n}, on the "
+        "terms of this agreement, with the care and skill of a diligent supplier."
+        for n in range(1, 41)
+    ),
+    ("Heading1", "Payment"),
+    "The Customer pays each invoice within thirty days.",
+    ("Heading1", "Term"),
+    "Draft terms for review.",
+)
+"""The document it seeds without the corpus: two pages at FakeApp's layout."""
+
+SUGGESTION: Final = (
+    AppCommand(command="caret.docEnd"),
+    AppCommand(command="text.newParagraph"),
+    AppCommand(command="text.insert", params={"text": "Invoices are paid within fourteen days."}),
+    AppCommand(command="select.text", params={"text": "fourteen days"}),
+    AppCommand(command="review.newComment", params={"text": "Shorter terms, as agreed."}),
+)
+"""The assistant's seeded edit, a proposal on any document: a payment term, commented."""
+
+SUGGESTIONS: Final[dict[str, tuple[AppCommand, ...]]] = {
+    "libreoffice": (
+        AppCommand(
+            command="paragraph.append", params={"text": "Invoices are paid within fourteen days."}
+        ),
+        AppCommand(
+            command="comment.add",
+            params={"anchor": "fourteen days", "text": "Shorter terms, as agreed."},
+        ),
+    ),
+}
+"""The same edit in the commands of an app that doesn't speak WordCraft's, by its name."""
+
+
+def seed_document(corpus: Path = CORPUS) -> tuple[str, bytes]:
+    """Return the document to seed: the corpus's, or a small generated one without it."""
+    path = corpus / DOCUMENT
+    if path.is_file():
+        return DOCUMENT, path.read_bytes()
+    return "contract.docx", build_docx(CONTRACT)
+
+
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+
+
+def create_app(
+    database: Path,
+    *,
+    base_url: str = "http://127.0.0.1:8000",
+    corpus: Path = CORPUS,
+    say: Say = _say,
+    native_app: App | None = None,
+) -> FastAPI:
+    """Return the app: both routers over a SQLite file, grantr deciding who may do what.
+
+    Its lifespan migrates the database, grants the two people their roles, uploads the document
+    as eddie and says how to try each answer with curl; it disposes of the engine on shutdown.
+
+    Args:
+        database: The SQLite file; it is made if missing.
+        base_url: Where the app is reached, for the curl lines.
+        corpus: Where the document to seed is looked for.
+        say: Where the lines go: standard output if omitted.
+        native_app: The app that reads, edits and renders the files: FakeApp if omitted.
+    """
+    engine = create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
+    switch = InMemoryIntegrations()
+    native_app = native_app or FakeApp()
+    suggestion = SUGGESTIONS.get(native_app.name, SUGGESTION)
+    files = NativeFiles(
+        blobs=SqlBlobs(engine),
+        app=native_app,
+        leases=SqlLeases(engine),
+        checkouts=SqlCheckouts(engine),
+        renders=SqlRenders(engine),
+        integrations=switch,
+    )
+    grants = Grants(InMemoryStorage(), catalogs=[ACTIONS], application=APPLICATION)
+    hooks = grants.hooks(subject_of)
+    storage = SqlStorage(engine)
+    workspaces = Workspaces(
+        storage,
+        types=[WordDocument],
+        authorize=integration_gate(switch, files.key_of, storage, authorize=hooks.authorize),
+        hidden=hooks.hidden,
+    )
+    # The agent never runs unless a client posts to a thread; then it is pydantic-ai's test model.
+    runner = Runner(Agent("test", deps_type=Session[None]), app=None)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncGenerator[None]:
+        await migrate(engine)
+        await migrate_files(engine)
+        await grant_people(grants)
+        ws = await workspaces.open(TENANT, WORKSPACE, actor=EDITOR)
+        name, data = seed_document(corpus)
+        outcome = await files.upload(ws, name, _once(data), media_type=DOCX)
+        assert isinstance(outcome, Applied), "a person's upload is applied"
+        assistant = await workspaces.open(TENANT, WORKSPACE, actor=ASSISTANT)
+        try:
+            await files.edit(assistant, outcome.artifact_id, base_version=1, commands=suggestion)
+        except AppRefused as refused:
+            # An app whose commands are neither WordCraft's nor LibreOffice's: no suggestion then.
+            say(f"the assistant's suggestion was not seeded: {refused.reason}")
+        _instructions(say, base_url, f"{WORKSPACE}/files/{outcome.artifact_id}", name)
+        try:
+            yield
+        finally:
+            await runner.aclose()
+            await engine.dispose()
+
+    app = FastAPI(title="artifactr.files", lifespan=lifespan)
+    app.include_router(artifactr_router(workspaces, runner, resolve_actor=resolve_actor))
+    app.include_router(files_router(files, workspaces, resolve_actor=resolve_actor))
+    app.include_router(
+        portal_router(
+            files,
+            workspaces,
+            resolve_actor=resolve_actor,
+            people=PEOPLE,
+            workspace_ids=[WORKSPACE],
+        )
+    )
+
+    @app.get("/", include_in_schema=False)
+    async def front() -> RedirectResponse:
+        return RedirectResponse(f"/portal/workspaces/{WORKSPACE}/files", status_code=303)
+
+    return app
+
+
+def _curl(user: str) -> str:
+    # -w prints each answer's status after its body, so every refusal shows its code.
+    return f"curl -s -w ' %{{http_code}}\\n' -H 'x-user: {user}'"
+
+
+def _instructions(say: Say, base_url: str, file: str, name: str) -> None:
+    url = f"{base_url}/workspaces/{file}"
+    rita, eddie, mallory = _curl(READER.id), _curl(EDITOR.id), _curl("mallory")
+    body = f"-H 'content-type: {DOCX}' --data-binary @'{name}'"
+    read_id = "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"id\"])'"
+    say(f"open {base_url}/ in a browser: the page people use (choose who you are at the top)")
+    say(f"serving artifactr and the files router at {base_url} (x-user names you)")
+    say(
+        f"access is grantr's, in memory: {READER.id} is a viewer of {WORKSPACE}, "
+        f"{EDITOR.id} an editor, anyone else no member"
+    )
+    say(f"seeded {name} at {url}, uploaded by {EDITOR.id}")
+    say(f"  W={url}")
+    say(f"{READER.id} downloads it, sees that no one holds it, and views its first page:")
+    say(f"  {rita} -o '{name}' $W/versions/1/content  # 200")
+    say(f"  {rita} $W/lease  # lease null, 200")
+    say(f"  {rita} -o page-1.png $W/versions/1/pages/1  # 200")
+    say(f"{READER.id} may not check it out, and someone who is no member may not even look:")
+    say(f"  {rita} -X POST $W/checkouts  # forbidden: edit_artifact is refused, 403")
+    say(f"  {mallory} $W/lease  # forbidden: open is refused, 403")
+    say(f"{EDITOR.id} checks it out; {READER.id} sees his lease; a second check-out is busy:")
+    say(f"  CO=$(curl -s -H 'x-user: {EDITOR.id}' -X POST $W/checkouts | {read_id})")
+    say(f"  {rita} $W/lease  # holder checkout:$CO:user:{EDITOR.id}, expires_at, 200")
+    say(f"  {eddie} -X POST $W/checkouts  # artifact_busy: held by him until when, 409")
+    say(f"{READER.id} may not check his check-out in; {EDITOR.id} checks it in:")
+    say(f"  {rita} -X POST {body} $W/checkouts/$CO/check-in  # forbidden: someone else's, 403")
+    say(
+        f"  {eddie} -X POST {body} $W/checkouts/$CO/check-in"
+        "  # unchanged as downloaded, 200; applied, version 2, once edited"
+    )
+
+
+def server(
+    database: Path,
+    *,
+    port: int = 8000,
+    limit_max_requests: int | None = None,
+    say: Say = _say,
+    native_app: App | None = None,
+) -> uvicorn.Server:
+    """Return a uvicorn server for :func:`create_app` on 127.0.0.1, ready to ``serve()``.
+
+    Args:
+        database: The SQLite file.
+        port: The port to listen on.
+        limit_max_requests: Stop after this many requests; serve until stopped if None.
+        say: Where the lines go.
+        native_app: The app: FakeApp if omitted.
+    """
+    base_url = f"http://127.0.0.1:{port}"
+    config = uvicorn.Config(
+        create_app(database, base_url=base_url, say=say, native_app=native_app),
+        host="127.0.0.1",
+        port=port,
+        limit_max_requests=limit_max_requests,
+        log_config=None,
+        access_log=False,
+    )
+    return uvicorn.Server(config)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Serve until stopped, on a database made afresh (``--database``, ``out/serve.db``)."""
+    parser = argparse.ArgumentParser(prog="python -m artifactr.files.programs.serve")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--database", type=Path, default=Path("out") / "serve.db")
+    parser.add_argument("--limit-max-requests", type=int, default=None)
+    options = parser.parse_args(argv)
+    options.database.parent.mkdir(parents=True, exist_ok=True)
+    options.database.unlink(missing_ok=True)
+    native_app, label = choose_app()
+    _say(f"app: {label}")
+    limit = options.limit_max_requests
+    server(
+        options.database, port=options.port, limit_max_requests=limit, native_app=native_app
+    ).run()
+
+
+if __name__ == "__main__":
+    main()

@@ -242,3 +242,16 @@ def test_every_file_of_the_package_has_a_layer() -> None:
     for name in names:
         assert rule(OUTSIDE, name) is not None
         assert name == "__init__" or name.split(".")[0] in INWARD
+
+
+def test_the_architecture_map_names_every_folder_and_every_core_module() -> None:
+    architecture = (PACKAGE.parents[2] / "docs" / "architecture.md").read_text()
+    folders = sorted(
+        path.relative_to(PACKAGE).as_posix()
+        for path in PACKAGE.rglob("*")
+        if path.is_dir() and path.name != "__pycache__"
+    )
+    unmapped = [folder for folder in folders if f"{folder.split('/')[-1]}/" not in architecture]
+    core = sorted(path.name for path in (PACKAGE / "core").glob("*.py") if path.stem != "__init__")
+    assert unmapped == []
+    assert [name for name in core if name not in architecture] == []

@@ -24,6 +24,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
+from artifactr.files.apps.libreoffice import LibreOffice, available
 from artifactr.files.programs import serve
 
 CHROMIUM = os.environ.get("ARTIFACTR_TEST_CHROMIUM", "/usr/bin/chromium")
@@ -61,7 +62,11 @@ def served(tmp_path: Path) -> Iterator[str]:
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
     app = serve.create_app(
-        tmp_path / "serve.db", base_url=base_url, corpus=tmp_path / "no-corpus", say=lambda _: None
+        tmp_path / "serve.db",
+        base_url=base_url,
+        corpus=tmp_path / "no-corpus",
+        say=lambda _: None,
+        native_app=LibreOffice() if available().ok else None,
     )
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
     server = uvicorn.Server(config)

@@ -1,7 +1,9 @@
 """The portal in a real browser: what a viewer and two editors see and do (ADR-0011).
 
 Each test serves the demo afresh (its generated two-page contract, and the assistant's pending
-proposal) and drives Debian's headless chromium through the page's own forms, with no script:
+proposal) on LibreOffice where it can run (always in CI), so the previews and the pages a diff
+compares are real, and FakeApp elsewhere. It drives Debian's headless chromium through the
+page's own forms, with no script:
 a viewer sees previews and diffs but no check-out; an editor checks out, downloads, uploads an
 edited file and sees "applied" with the new revision's diff; a second editor sees who holds the
 file and until when; and a check-in after the file moved on is kept as a proposal. Each screen

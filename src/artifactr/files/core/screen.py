@@ -1,5 +1,8 @@
 """Screen: the one zip screen, and the limits every file is screened against (RFC-0003).
 
+It is one module of some 500 lines because it is one reading, top to bottom: the limits, the
+end record and the directory, a file that is not a zip, then each part's bytes.
+
 Every file is hostile until screened. :func:`screen` reads a .docx package's central directory
 first and checks every declared figure against :class:`ZipLimits` before it inflates a byte: the
 number of entries, the directory's size, each part's size and inflate ratio, the running total,

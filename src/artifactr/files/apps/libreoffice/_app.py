@@ -12,7 +12,6 @@ import hashlib
 import logging
 import math
 import os
-import shutil
 import signal
 import subprocess
 from collections import OrderedDict
@@ -24,6 +23,12 @@ from typing import IO, Final
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from artifactr.files.apps.libreoffice import _catalog, _job
+from artifactr.files.apps.libreoffice._availability import (
+    SYSTEM_PYTHON,
+    Availability,
+    available,
+    can_unshare,
+)
 from artifactr.files.core.app import (
     EDIT_DEADLINE,
     RENDER_DEADLINE,
@@ -59,72 +64,9 @@ DPI: Final = 96
 MIN_SCALE, MAX_SCALE = 0.1, 4.0
 """The scales a render is clamped to."""
 
-SYSTEM_PYTHON: Final = "/usr/bin/python3"
-"""The Python that has Debian's ``python3-uno``."""
-
 _TOO_LARGE: Final = frozenset(
     {"too_many_entries", "part_too_large", "total_too_large", "inflate_ratio", "too_large"}
 )
-
-
-# ─── what is here ─────────────────────────────────────────────────────────────
-
-
-@dataclass(frozen=True)
-class Availability:
-    """Whether LibreOffice can run here, and if not, why not."""
-
-    soffice: str | None
-    """The office's program, if found."""
-    python: str | None
-    """The Python with ``uno``, if found."""
-    pdftoppm: str | None
-    """Poppler's rasteriser, if found."""
-    missing: tuple[str, ...]
-    """What is missing, in words, with the package that brings it."""
-
-    @property
-    def ok(self) -> bool:
-        """Whether everything the adapter needs is here."""
-        return not self.missing
-
-    def __bool__(self) -> bool:
-        return self.ok
-
-
-def available(soffice: str = "soffice", python: str = SYSTEM_PYTHON) -> Availability:
-    """Return whether ``soffice``, a Python with ``uno`` and ``pdftoppm`` are here, or why not."""
-    missing: list[str] = []
-    office = shutil.which(soffice)
-    if office is None:
-        missing.append(f"no `{soffice}` on the PATH (apt-get install libreoffice-writer)")
-    interpreter = shutil.which(python)
-    if interpreter is None:
-        missing.append(f"no Python at `{python}` (apt-get install python3-uno)")
-    elif not _has_uno(interpreter):
-        missing.append(f"`{python}` can't import uno (apt-get install python3-uno)")
-        interpreter = None
-    raster = shutil.which("pdftoppm")
-    if raster is None:
-        missing.append("no `pdftoppm` on the PATH (apt-get install poppler-utils)")
-    return Availability(office, interpreter, raster, tuple(missing))
-
-
-def _has_uno(python: str) -> bool:
-    check = subprocess.run(
-        [python, "-c", "import uno"], capture_output=True, timeout=30, check=False
-    )
-    return check.returncode == 0
-
-
-def _can_unshare() -> bool:
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        return False
-    probe = subprocess.run(
-        [unshare, "--net", "--", "true"], capture_output=True, timeout=30, check=False
-    )
-    return probe.returncode == 0
 
 
 # ─── the driver's replies ─────────────────────────────────────────────────────
@@ -234,7 +176,7 @@ class LibreOffice:
             AppCrashed: If isolation is required and the platform can't give it.
         """
         if self._isolated is None:
-            can = self.isolate_network is not False and await asyncio.to_thread(_can_unshare)
+            can = self.isolate_network is not False and await asyncio.to_thread(can_unshare)
             if self.isolate_network and not can:
                 raise AppCrashed(
                     "libreoffice must run without a network, and `unshare --net` can't here "

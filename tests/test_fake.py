@@ -38,7 +38,7 @@ from artifactr.files import (
     ReviewItem,
 )
 from artifactr.files.apps.fake import DEFAULT_MAX_ELEMENTS, FakeApp
-from artifactr.files.apps.fake._docx import (
+from artifactr.files.apps.fake._xml import (
     STRICT,
     TRANSITIONAL,
     XmlPart,

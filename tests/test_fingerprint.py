@@ -1,10 +1,11 @@
-"""Fingerprint: what changes a .docx's fingerprint, and how hostile zips are refused.
+"""Fingerprint and zip screen: what changes a .docx's fingerprint, how hostile zips are refused.
 
 Over the real corpus, the fingerprint agrees with one read through :mod:`zipfile`, survives a
 re-zip in another entry order, compression level and time, ignores ``docProps/core.xml``, and
 changes with the document's body. Every hostile file in :mod:`tests.hostile` is refused with
 its reason in under a second and 64 MiB. Limits can be tightened, and what the format allows
-(zip64 fields, empty and tiny parts, folders, both name encodings, a file on disk) is read.
+(zip64 fields, empty and tiny parts, folders, both name encodings, a file on disk) is read. A
+check of each part runs in the screen's one pass, and a part's own lie is refused first.
 """
 
 import hashlib
@@ -14,7 +15,7 @@ import time
 import tracemalloc
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from random import Random
 from typing import BinaryIO
@@ -24,8 +25,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 from lxml import etree
 
+import artifactr.files
+from artifactr.files.core import fingerprint as fingerprint_module
+from artifactr.files.core import screen as screen_module
 from artifactr.files.core.errors import UnsafeFile, UnsafeReason
-from artifactr.files.core.fingerprint import (
+from artifactr.files.core.fingerprint import fingerprint
+from artifactr.files.core.screen import (
     DEFAULT_LIMITS,
     MAX_DIRECTORY_SIZE,
     MAX_ENTRIES,
@@ -33,8 +38,8 @@ from artifactr.files.core.fingerprint import (
     MAX_RATIO,
     MAX_TOTAL_SIZE,
     RATIO_THRESHOLD,
+    Part,
     ZipLimits,
-    fingerprint,
     screen,
 )
 from tests import hostile
@@ -436,3 +441,69 @@ def test_an_older_word_document_is_told_to_be_saved_as_docx() -> None:
         fingerprint(hostile.legacy_doc())
     assert refused.value.reason == "not_docx"
     assert ".docx" in str(refused.value)
+
+
+def test_the_screens_names_still_import_from_the_fingerprint_and_the_top_level() -> None:
+    for name in ("DEFAULT_LIMITS", "MAX_ENTRIES", "MAX_RATIO", "ZipLimits", "screen"):
+        assert getattr(fingerprint_module, name) is getattr(screen_module, name)
+    assert (artifactr.files.ZipLimits, artifactr.files.DEFAULT_LIMITS) == (
+        ZipLimits,
+        DEFAULT_LIMITS,
+    )
+
+
+# ─── one reader, one pass ─────────────────────────────────────────────────────
+
+
+def test_a_check_sees_each_part_once_in_name_order_and_what_it_leaves_is_still_read() -> None:
+    parts = package(
+        deflated(BODY, DOCUMENT),
+        stored("word/media/a.bin", b"abc"),
+        stored("word/media/", b""),
+        deflated(CORE, b"<core/>"),
+    )
+    data = build(parts)
+    seen: list[tuple[str, int, bytes]] = []
+
+    def check(part: Part, chunks: Iterator[bytes]) -> None:
+        seen.append((part.name, part.size, next(chunks, b"")[:3]))
+
+    assert fingerprint(data, check=check) == fingerprint(data) == reference(data)
+    assert [(name, size) for name, size, _ in seen] == sorted(
+        (part.name, part.size) for part in parts
+    )
+    assert ("word/media/a.bin", 3, b"abc") in seen
+
+
+def refuse_the_body(part: Part, chunks: Iterator[bytes]) -> None:
+    next(chunks, b"")
+    if part.name == BODY:
+        raise UnsafeFile("not_docx", f"{part.name} is not well-formed XML")
+
+
+def test_a_part_that_lies_about_its_size_is_refused_for_that_whatever_a_check_found() -> None:
+    with pytest.raises(UnsafeFile) as refused:
+        screen(hostile.lying_bomb(), check=refuse_the_body)
+    assert refused.value.reason == "part_too_large"
+    sound = build(package(deflated(BODY, DOCUMENT)))
+    with pytest.raises(UnsafeFile, match="is not well-formed XML") as refused:
+        fingerprint(sound, check=refuse_the_body)
+    assert refused.value.reason == "not_docx"
+
+
+def test_an_extra_field_that_runs_past_its_end_is_refused_as_other_readers_refuse_it() -> None:
+    part = deflated(BODY, DOCUMENT)._replace(extra=b"\x99\x99\xff\x00")
+    with pytest.raises(
+        UnsafeFile, match=r"an extra field of word/document\.xml runs past"
+    ) as refused:
+        fingerprint(build(package(part)))
+    assert refused.value.reason == "not_a_zip"
+
+
+def test_an_archive_that_spans_several_disks_is_refused() -> None:
+    data = bytearray(build(package(deflated(BODY, DOCUMENT)), zip64_end=True))
+    locator = data.rindex(b"PK\x06\x07")
+    data[locator + 16 : locator + 20] = (2).to_bytes(4, "little")
+    with pytest.raises(UnsafeFile, match="spans several disks") as refused:
+        screen(bytes(data))
+    assert refused.value.reason == "not_a_zip"

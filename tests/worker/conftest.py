@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import CodeType
 from typing import Any
 
 import pytest
@@ -51,6 +52,39 @@ class Served:
 
 
 MakeWorker = Callable[..., Served]
+
+
+@dataclass
+class Calls:
+    """How many times a function has started, in any thread."""
+
+    count: int = 0
+
+
+@contextmanager
+def counting(function: Callable[..., Any]) -> Iterator[Calls]:
+    """Count every call of ``function`` while the block runs, in every thread.
+
+    Nothing is replaced: :mod:`sys.monitoring` reports each start of the function's own code,
+    so the worker's thread and its helpers are counted as they really run.
+    """
+    monitoring = sys.monitoring
+    tool = next(tool for tool in range(6) if monitoring.get_tool(tool) is None)
+    code: CodeType = function.__code__
+    calls = Calls()
+
+    def started(_code: CodeType, _offset: int) -> None:
+        calls.count += 1
+
+    monitoring.use_tool_id(tool, "tests.worker.counting")
+    try:
+        monitoring.register_callback(tool, monitoring.events.PY_START, started)
+        monitoring.set_local_events(tool, code, monitoring.events.PY_START)
+        yield calls
+    finally:
+        monitoring.set_local_events(tool, code, monitoring.events.NO_EVENTS)
+        monitoring.register_callback(tool, monitoring.events.PY_START, None)
+        monitoring.free_tool_id(tool)
 
 
 @contextmanager

@@ -16,8 +16,9 @@ import pytest
 from artifactr.files.apps.wordcraft.worker import Worker
 from artifactr.files.core.app import AppCommand
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, UnsafeFile
+from artifactr.files.core.screen import screen
 from tests.office import running
-from tests.worker.conftest import TOKEN, MakeWorker
+from tests.worker.conftest import TOKEN, MakeWorker, counting
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -39,19 +40,24 @@ async def test_a_libreoffice_worker_edits_renders_and_lists_the_offices_own_comm
     assert office.name == "libreoffice"
     listed = {spec.id for spec in await office.commands("table")}
     assert {"table.setCell", "table.insertRow", "table.deleteRow"} <= listed
-    edited = await office.apply(
-        report,
-        [
-            AppCommand(command="changes.track", params={"value": True}),
-            AppCommand(command="text.replaceAll", params={"find": "Draft", "replace": "Final"}),
-        ],
-        author="Ada Lovelace",
-    )
+    with counting(screen) as screenings:
+        edited = await office.apply(
+            report,
+            [
+                AppCommand(command="changes.track", params={"value": True}),
+                AppCommand(command="text.replaceAll", params={"find": "Draft", "replace": "Final"}),
+            ],
+            author="Ada Lovelace",
+        )
+    # The upload is screened by the worker alone, and the file the office saved once.
+    assert screenings.count == 2
     assert edited.inspection.about.app == "libreoffice"
     assert "Final figures follow." in edited.inspection.text
     assert {item.author for item in edited.inspection.review} == {"Ada Lovelace"}
-    page = await office.render(edited.content, 1, scale=0.5)
+    with counting(screen) as screenings:
+        page = await office.render(edited.content, 1, scale=0.5)
     assert page.startswith(PNG)
+    assert screenings.count == 1
     # The next page of the same file comes from the worker's PDF, without an office.
     started = time.monotonic()
     with pytest.raises(AppRefused, match="no page 2: the document has 1"):

@@ -20,15 +20,17 @@ from urllib.parse import urlsplit
 import docx
 import httpx2
 import pytest
+from worker.artifactr_files_worker import Screening
 
 from artifactr.files.apps.wordcraft import ApplyJob, CommandsJob, InspectJob
 from artifactr.files.apps.wordcraft.worker import CONTENT_TYPE, Call, frame
 from artifactr.files.core.app import AppCommand
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge, UnsafeFile
 from artifactr.files.core.fingerprint import fingerprint
+from artifactr.files.core.screen import ZipLimits, screen
 from tests import hostile
 from tests.wordcraft.conftest import recorded
-from tests.worker.conftest import TOKEN, MakeWorker, Served
+from tests.worker.conftest import TOKEN, MakeWorker, Served, counting
 
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": CONTENT_TYPE}
 
@@ -384,6 +386,39 @@ async def test_every_kind_of_call_comes_back_whole_with_the_workers_build(
     assert (await app.inspect(report)).pages == 1
     assert (await app.render(report, 1)).startswith(b"\x89PNG\r\n\x1a\n")
     assert [spec.id for spec in await app.commands("bold")] == ["format.bold", "file.info"]
+
+
+async def test_each_file_is_screened_once_and_the_app_is_given_its_fingerprint(
+    make_worker: MakeWorker, report: bytes
+) -> None:
+    app = make_worker().app()
+    with counting(screen) as screenings:
+        inspection = await app.inspect(report)
+        await app.render(report, 1)
+    # The worker screens each upload, and the job runner reads its fingerprint, not the file.
+    assert screenings.count == 2
+    with counting(screen) as screenings:
+        edited = await app.apply(report, [AppCommand(command="format.bold")])
+    # An edit's upload is screened once; the file the app saved is another, screened once too.
+    assert screenings.count == 2
+    assert inspection.fingerprint == edited.inspection.fingerprint == fingerprint(report)
+
+
+async def test_the_workers_zip_limits_are_the_only_ones_a_file_meets(
+    make_worker: MakeWorker, report: bytes
+) -> None:
+    # Zeros that inflate a thousand times: past the default ratio, within the worker's own.
+    zeros = hostile.deflated("word/media/zeros.bin", bytes(2 * hostile.MIB))
+    data = hostile.build(
+        hostile.package(hostile.deflated("word/document.xml", hostile.DOCUMENT), zeros)
+    )
+    with pytest.raises(UnsafeFile) as refused:
+        fingerprint(data)
+    assert refused.value.reason == "inflate_ratio"
+    limits = ZipLimits(max_ratio=5_000)
+    served = make_worker(screening=Screening(zip=limits))
+    inspection = await served.app().inspect(data)
+    assert inspection.fingerprint == fingerprint(data, limits=limits)
 
 
 async def test_a_real_edit_through_the_worker_changes_the_document(

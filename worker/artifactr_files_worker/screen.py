@@ -1,10 +1,11 @@
 """Screen: what the worker checks in a file before any app sees it (RFC-0003).
 
-Every file is hostile until screened. :func:`screen_file` first runs the package's own zip screen
-(:func:`artifactr.files.core.fingerprint.screen`: entries, declared and actual sizes, inflate ratio,
-duplicate names, not a zip), which leaves a sound archive whose every part inflates to the size
-it declares. Then it reads the parts again, one at a time and in chunks, and checks what the
-zip screen can't see:
+Every file is hostile until screened. :func:`screen_file` runs the package's one zip screen
+(:mod:`artifactr.files.core.screen`: entries, declared and actual sizes, inflate ratio, duplicate
+names, not a zip), which checks the whole directory before it inflates a byte, then reads each
+part once, in chunks, and never past the size it declares. As it reads each part, the worker
+checks what the zip screen can't see, and the fingerprint is digested in the same pass, so the
+app is given the fingerprint and never reads the file to screen it again:
 
 - **XML.** Each part named ``.xml``, ``.rels`` or ``.vml``, or whose bytes start like XML, goes
   through the standard library's expat parser, streaming. A document type declaration is
@@ -26,21 +27,23 @@ from the package's one list (:data:`~artifactr.files.core.errors.UnsafeReason`),
 happened: a declaration (DTD) is ``not_docx``, as is a part named as XML that isn't; nesting
 over its limit is ``too_deep``, elements ``too_many_elements``, a token ``token_too_large``; an
 image over its pixels (or hiding its size) is ``image_too_large``; a package nested too deep is
-``nested_too_deep``. Memory stays bounded: a chunk, expat's buffer of one unfinished token, and
-a nested part spooled to disk past a mebibyte.
+``nested_too_deep``. A part that lies about its size or CRC-32 is refused for that
+(``part_too_large``, ``not_a_zip``) whatever its content was refused for. Memory stays bounded:
+a chunk, expat's buffer of one unfinished token, and a nested part spooled to disk past a
+mebibyte.
 """
 
+import itertools
 import struct
 import tempfile
 import xml.parsers.expat
-import zipfile
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import IO, Final
 
 from artifactr.files.core.errors import UnsafeFile
-from artifactr.files.core.fingerprint import DEFAULT_LIMITS, ZipLimits, screen
+from artifactr.files.core.fingerprint import fingerprint
+from artifactr.files.core.screen import DEFAULT_LIMITS, Part, PartCheck, ZipLimits, screen
 
 _MIB: Final = 1024 * 1024
 
@@ -60,7 +63,7 @@ MAX_NESTING: Final = 2
 """How many levels of packages inside packages are screened; deeper ones are refused."""
 
 CHUNK_SIZE: Final = _MIB
-"""Bytes read, and fed to the XML parser, at a time: expat's rescans cost less per big chunk."""
+"""Bytes fed to the XML parser at a time, at least: expat's rescans cost less per big chunk."""
 
 MAX_JPEG_STEPS: Final = 65_536
 """How many bytes and segments of a JPEG are walked to find its size before it is refused."""
@@ -94,17 +97,22 @@ DEFAULT_SCREENING: Final = Screening()
 """The limits every file is screened against unless the worker is given others."""
 
 
-def screen_file(source: IO[bytes], screening: Screening = DEFAULT_SCREENING) -> None:
-    """Check a .docx package against the limits, reading it in chunks, before any app sees it.
+def screen_file(source: IO[bytes], screening: Screening = DEFAULT_SCREENING) -> str:
+    """Check a .docx package against the limits, reading it once in chunks, before any app sees it.
 
     Args:
         source: A seekable binary file, read from its start; its position is put back.
         screening: The limits.
 
+    Returns:
+        The file's fingerprint (:func:`artifactr.files.core.fingerprint.fingerprint`), digested
+        in the same pass.
+
     Raises:
         UnsafeFile: If the file is not a sound .docx package or is over a limit, naming the part.
     """
-    _screen(source, screening, _Budget(screening.max_elements), level=0)
+    check = _checker(screening, _Budget(screening.max_elements), level=0)
+    return fingerprint(source, limits=screening.zip, check=check)
 
 
 # ─── the package ──────────────────────────────────────────────────────────────
@@ -116,27 +124,21 @@ class _Budget:
     """XML elements left for the whole package, nested ones included."""
 
 
-def _screen(source: IO[bytes], screening: Screening, budget: _Budget, level: int) -> None:
-    start = source.tell()
-    screen(source, limits=screening.zip)
-    try:
-        with zipfile.ZipFile(source) as archive:
-            for info in archive.infolist():
-                if not info.is_dir():
-                    with archive.open(info) as part:
-                        _screen_part(info.filename, part, screening, budget, level)
-    except (zipfile.BadZipFile, zlib.error, EOFError) as error:
-        # The zip screen passed, so only a reader's disagreement gets here: refuse it too.
-        raise UnsafeFile("not_a_zip", f"the archive can't be read: {error}") from error
-    finally:
-        source.seek(start)
+def _checker(screening: Screening, budget: _Budget, level: int) -> PartCheck:
+    """Return the check the zip screen runs on each part of a package ``level`` deep."""
+
+    def check(part: Part, chunks: Iterator[bytes]) -> None:
+        if not part.name.endswith("/"):
+            _screen_part(part.name, _rechunked(chunks), screening, budget, level)
+
+    return check
 
 
 def _screen_part(
-    name: str, part: IO[bytes], screening: Screening, budget: _Budget, level: int
+    name: str, chunks: Iterator[bytes], screening: Screening, budget: _Budget, level: int
 ) -> None:
-    head = part.read(CHUNK_SIZE)
-    pixels = _pixels(name, head, part)
+    head = next(chunks, b"")
+    pixels = _pixels(name, head, chunks)
     if pixels is not None:
         if pixels > screening.max_pixels:
             raise UnsafeFile(
@@ -144,13 +146,13 @@ def _screen_part(
                 f"{name} is an image of {pixels:,} pixels; the limit is {screening.max_pixels:,}",
             )
     elif head.startswith(_ZIP_SIGNATURES):
-        _screen_nested(name, head, part, screening, budget, level)
+        _screen_nested(name, itertools.chain((head,), chunks), screening, budget, level)
     elif name.lower().endswith(XML_NAMES) or _looks_like_xml(head):
-        _screen_xml(name, _chunks(head, part), screening, budget)
+        _screen_xml(name, itertools.chain((head,), chunks), screening, budget)
 
 
 def _screen_nested(
-    name: str, head: bytes, part: IO[bytes], screening: Screening, budget: _Budget, level: int
+    name: str, chunks: Iterator[bytes], screening: Screening, budget: _Budget, level: int
 ) -> None:
     if level + 1 > screening.max_nesting:
         raise UnsafeFile(
@@ -158,19 +160,25 @@ def _screen_nested(
             f"{name} is a package nested {level + 1} deep; the limit is {screening.max_nesting}",
         )
     with tempfile.SpooledTemporaryFile(max_size=SPOOL_SIZE) as inner:
-        for chunk in _chunks(head, part):
+        for chunk in chunks:
             inner.write(chunk)
         inner.seek(0)
         try:
-            _screen(inner, screening, budget, level + 1)
+            screen(inner, limits=screening.zip, check=_checker(screening, budget, level + 1))
         except UnsafeFile as error:
             raise UnsafeFile(error.reason, f"{name}, a package inside: {error}") from error
 
 
-def _chunks(head: bytes, part: IO[bytes]) -> Iterator[bytes]:
-    yield head
-    while chunk := part.read(CHUNK_SIZE):
-        yield chunk
+def _rechunked(chunks: Iterator[bytes]) -> Iterator[bytes]:
+    """Return a part's chunks joined into pieces of :data:`CHUNK_SIZE` or more, none empty."""
+    piece = bytearray()
+    for chunk in chunks:
+        piece += chunk
+        if len(piece) >= CHUNK_SIZE:
+            yield bytes(piece)
+            piece.clear()
+    if piece:
+        yield bytes(piece)
 
 
 _ZIP_SIGNATURES: Final = (b"PK\x03\x04", b"PK\x05\x06")
@@ -287,7 +295,7 @@ _JPEG_ENDS: Final = frozenset({0xD9, 0xDA})
 _JPEG_SIZE: Final = struct.Struct(">BHH")
 
 
-def _pixels(name: str, head: bytes, part: IO[bytes]) -> int | None:
+def _pixels(name: str, head: bytes, rest: Iterator[bytes]) -> int | None:
     """Return how many pixels an image declares, 0 if it doesn't say, None if not an image."""
     if head.startswith(_PNG):
         if len(head) < len(_PNG) + _PNG_HEADER.size:
@@ -300,21 +308,21 @@ def _pixels(name: str, head: bytes, part: IO[bytes]) -> int | None:
         width, height = _GIF_SCREEN.unpack_from(head, 6)
         return width * height
     if head.startswith(_JPEG):
-        return _jpeg_pixels(name, _Reader(head[len(_JPEG) :], part))
+        return _jpeg_pixels(name, _Reader(head[len(_JPEG) :], rest))
     return None
 
 
 class _Reader:
     """Bytes from a part, a few at a time, over its chunks."""
 
-    def __init__(self, head: bytes, part: IO[bytes]) -> None:
+    def __init__(self, head: bytes, rest: Iterator[bytes]) -> None:
         self.buffer = head
         self.at = 0
-        self.part = part
+        self.rest = rest
 
     def take(self, count: int) -> bytes:
         while len(self.buffer) - self.at < count:
-            chunk = self.part.read(CHUNK_SIZE)
+            chunk = next(self.rest, b"")
             if not chunk:
                 break
             self.buffer = self.buffer[self.at :] + chunk

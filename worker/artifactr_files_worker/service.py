@@ -20,8 +20,10 @@ A call goes through these steps, each of which may end it with a typed reply:
 4. **The page**, for a render: from 1, at a scale from 0.1 to 4, else 400 before anything
    runs, whoever called.
 5. **Screening** (:func:`~.screen.screen_file`), in a thread: the zip, the XML, the images and
-   packages inside. A refusal is 422 with its reason.
-6. **The job**, in the worker's app (``WORKER_APP``): WordCraft's
+   packages inside, in one pass that gives the file's fingerprint too. A refusal is 422 with its
+   reason.
+6. **The job**, in the worker's app (``WORKER_APP``), given the fingerprint so that the file is
+   not screened again: WordCraft's
    (:func:`artifactr.files.apps.wordcraft.run_job`) is a fresh ``wordcraft-cli mcp`` in an empty
    directory of its own; LibreOffice's (:class:`artifactr.files.apps.libreoffice.LibreOffice`) a
    fresh ``soffice --headless`` on a fresh profile, driven by the adapter's driver. Either runs
@@ -61,6 +63,7 @@ from artifactr.files.apps.wordcraft import (
     CommandsJob,
     InspectJob,
     Job,
+    JobResult,
     Limits,
     RenderJob,
     run_job,
@@ -342,54 +345,56 @@ class Service:
         report.deadline = deadline
         if isinstance(job, RenderJob):
             _check_page(job)
+        screened = None
         if not isinstance(job, CommandsJob):
-            await anyio.to_thread.run_sync(screen_file, upload, settings.screening)
+            screened = await anyio.to_thread.run_sync(screen_file, upload, settings.screening)
         if self._office is not None:
-            return await self._libreoffice(self._office, job, upload, deadline)
-        return await self._wordcraft(job, upload, deadline)
+            app = self._office.name
+            result = await _libreoffice(self._office, job, upload, deadline, screened)
+        else:
+            app = APP_WORDCRAFT
+            result = await self._wordcraft(job, upload, deadline, screened)
+        outcome = Outcome(app=app, inspection=result.inspection, commands=result.commands)
+        return _result(outcome, result.content)
 
-    async def _wordcraft(self, job: Job, upload: IO[bytes], deadline: float) -> Response:
+    async def _wordcraft(
+        self, job: Job, upload: IO[bytes], deadline: float, screened: str | None
+    ) -> JobResult:
         """Run the job through a fresh ``wordcraft-cli mcp``, started by the launcher."""
         settings = self.settings
-        command = [*_launcher(settings, settings.cpu_for(deadline)), *settings.cli]
-        limits = Limits(max_file=settings.max_file, max_reply=settings.max_reply)
-        env, build = settings.app_env, settings.build
-        if isinstance(job, ApplyJob):
-            edited = await run_job(
-                command, job, upload, deadline=deadline, env=env, limits=limits, build=build
+        return JobResult.of(
+            await run_job(
+                [*_launcher(settings, settings.cpu_for(deadline)), *settings.cli],
+                job,
+                upload,
+                deadline=deadline,
+                env=settings.app_env,
+                limits=Limits(max_file=settings.max_file, max_reply=settings.max_reply),
+                build=settings.build,
+                screened=screened,
             )
-            return _result(Outcome(app=APP_WORDCRAFT, inspection=edited.inspection), edited.content)
-        if isinstance(job, InspectJob):
-            inspection = await run_job(
-                command, job, upload, deadline=deadline, env=env, limits=limits, build=build
-            )
-            return _result(Outcome(app=APP_WORDCRAFT, inspection=inspection))
-        if isinstance(job, RenderJob):
-            png = await run_job(
-                command, job, upload, deadline=deadline, env=env, limits=limits, build=build
-            )
-            return _result(Outcome(app=APP_WORDCRAFT), png)
-        catalog = await run_job(
-            command, job, deadline=deadline, env=env, limits=limits, build=build
         )
-        return _result(Outcome(app=APP_WORDCRAFT, commands=catalog))
 
-    @staticmethod
-    async def _libreoffice(
-        office: LibreOffice, job: Job, upload: IO[bytes], deadline: float
-    ) -> Response:
-        """Run the job through a fresh LibreOffice, its driver started by the launcher."""
-        if isinstance(job, ApplyJob):
-            edited = await office.apply(upload, job.commands, deadline=deadline, author=job.author)
-            return _result(Outcome(app=office.name, inspection=edited.inspection), edited.content)
-        if isinstance(job, InspectJob):
-            inspection = await office.inspect(upload, deadline=deadline)
-            return _result(Outcome(app=office.name, inspection=inspection))
-        if isinstance(job, RenderJob):
-            png = await office.render(upload, job.page, scale=job.scale, deadline=deadline)
-            return _result(Outcome(app=office.name), png)
-        catalog = await office.commands(job.query)
-        return _result(Outcome(app=office.name, commands=tuple(catalog)))
+
+async def _libreoffice(
+    office: LibreOffice, job: Job, upload: IO[bytes], deadline: float, screened: str | None
+) -> JobResult:
+    """Run the job through a fresh LibreOffice, its driver started by the launcher."""
+    if isinstance(job, ApplyJob):
+        return JobResult.of(
+            await office.apply(
+                upload, job.commands, deadline=deadline, author=job.author, screened=screened
+            )
+        )
+    if isinstance(job, InspectJob):
+        return JobResult.of(await office.inspect(upload, deadline=deadline, screened=screened))
+    if isinstance(job, RenderJob):
+        return JobResult.of(
+            await office.render(
+                upload, job.page, scale=job.scale, deadline=deadline, screened=screened
+            )
+        )
+    return JobResult.of(tuple(await office.commands(job.query)))
 
 
 def office_of(settings: Settings) -> LibreOffice | None:

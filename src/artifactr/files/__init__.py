@@ -42,7 +42,7 @@ from artifactr.files.core.errors import (
     NotEnabled,
     UnsafeFile,
 )
-from artifactr.files.core.fingerprint import DEFAULT_LIMITS, ZipLimits, fingerprint
+from artifactr.files.core.fingerprint import fingerprint
 from artifactr.files.core.integrations import InMemoryIntegrations, Integrations, integration_gate
 from artifactr.files.core.leases import (
     ArtifactBusy,
@@ -54,6 +54,7 @@ from artifactr.files.core.leases import (
     release_artifact,
 )
 from artifactr.files.core.manifests import DOCX, Blob, NativeFile, Provenance, WordDocument
+from artifactr.files.core.screen import DEFAULT_LIMITS, ZipLimits
 from artifactr.files.core.telemetry import Telemetry
 from artifactr.files.native import CheckedIn, NativeFiles, Unchanged
 

@@ -104,7 +104,7 @@ UnsafeReason = Literal[
     "nested_too_deep",
 ]
 """Why a file was refused before any app saw it; the one list the package's zip screen
-(:mod:`artifactr.files.core.fingerprint`) and the worker's screen both name their refusals from.
+(:mod:`artifactr.files.core.screen`) and the worker's screen both name their refusals from.
 
 - ``not_a_zip``: not a zip archive, or a malformed one (truncated, lying, overlapping).
 - ``not_docx``: a zip or compound file that is not a .docx package (no content types, a

@@ -27,9 +27,10 @@ Bytes live in 1 MiB chunk rows: puts and reads stream, in memory that does not g
 file.
 """
 
-from artifactr.files.sql.blobs import SqlBlobs, SqlRenders
+from artifactr.files.sql.blobs import SqlBlobs
 from artifactr.files.sql.checkouts import SqlCheckouts
 from artifactr.files.sql.leases import SqlLeases
+from artifactr.files.sql.renders import SqlRenders
 from artifactr.files.sql.schema import migrate
 
 __all__ = ["SqlBlobs", "SqlCheckouts", "SqlLeases", "SqlRenders", "migrate"]

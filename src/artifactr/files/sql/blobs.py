@@ -1,11 +1,12 @@
-"""SQL blobs: native files' bytes in chunk rows, and the render cache, on SQLAlchemy (RFC-0003).
+"""SQL blobs: native files' bytes in chunk rows, on SQLAlchemy (RFC-0003).
 
-A put streams. A feeder task reads the caller's stream, hashes and counts it, and cuts it into
-rows of :data:`~artifactr.files.core.blobs.CHUNK_SIZE`, at most :data:`QUEUE_ROWS` ahead of the
-database; meanwhile the put writes the rows under a fresh upload id, so hashing overlaps the
-writes. A transaction writes rows as they come, up to :data:`TRANSACTION_ROWS`, and commits as
-soon as the next row is more than :data:`LINGER` away: it is never held open across a slow
-stream (SQLite has one connection and one writer), yet a fast one is written in few commits.
+A put streams. A feeder task (:mod:`._feed`) reads the caller's stream, hashes and counts it,
+and cuts it into rows of :data:`~artifactr.files.core.blobs.CHUNK_SIZE`, a few rows ahead of the
+database; meanwhile the put writes the rows under a fresh upload id (:mod:`._uploads`), so
+hashing overlaps the writes. A transaction writes rows as they come, up to
+:data:`TRANSACTION_ROWS`, and commits as soon as the next row is more than :data:`LINGER` away:
+it is never held open across a slow stream (SQLite has one connection and one writer), yet a
+fast one is written in few commits.
 
 Only at the end is the digest known: then the last transaction names the upload with it, or, if
 the same bytes are already stored for the artifact, refreshes that blob's put time and drops
@@ -14,46 +15,51 @@ the upload. A put that dies half-way leaves an upload without a digest, which no
 
 Reads stream too, from one query while the caller keeps up (and again from where they stopped
 when it falls :data:`LINGER` behind), and get every chunk of a blob or raise: a blob collected
-while it is read is never silently cut short.
+while it is read is never silently cut short. The render cache is
+:class:`~artifactr.files.sql.renders.SqlRenders`.
 """
 
 import asyncio
-import contextlib
 import uuid
-from collections import deque
 from collections.abc import AsyncIterable, AsyncIterator, Sequence, Set
-from dataclasses import dataclass
 from datetime import datetime
 
-from artifactr.core import InvalidState, NotFound
+from artifactr.core import NotFound
 from artifactr.workspace import Scope
-from sqlalchemy import ColumnElement, Delete, Select, and_, delete, exists, insert, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Select, and_, delete, select
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
-from artifactr.files.core.blobs import CHUNK_SIZE, Hashing, RenderKey
+from artifactr.files.core.blobs import Hashing
 from artifactr.files.core.clock import Clock
 from artifactr.files.core.manifests import Blob
-from artifactr.files.sql._sessions import DatabaseNow, Sessions, finished, to_the_end, upsert_into
-from artifactr.files.sql.tables import BlobRow, ChunkRow, RenderRow
-
-QUEUE_ROWS = 2
-"""How many chunk rows may wait between the caller's stream and the database: with the rows
-being written and the one being cut, what a put holds (about 6 MiB at any size)."""
+from artifactr.files.sql._feed import LINGER, Feed, Item
+from artifactr.files.sql._feed import QUEUE_ROWS as QUEUE_ROWS
+from artifactr.files.sql._sessions import Sessions, finished, to_the_end
+from artifactr.files.sql._uploads import (
+    Upload,
+    attach,
+    blob_of,
+    claim,
+    drop,
+    insert_chunks,
+    rows_of,
+    upsert,
+)
+from artifactr.files.sql._where import (
+    blob_row,
+    orphaned_chunks,
+    owned_chunks,
+    scoped,
+    stored_blob,
+)
+from artifactr.files.sql.renders import SqlRenders as SqlRenders
+from artifactr.files.sql.tables import BlobRow, ChunkRow
 
 TRANSACTION_ROWS = 64
 """The most chunk rows one transaction writes, so that even a fast put soon lets others write."""
 
-LINGER = 0.02
-"""How long, in seconds, a transaction waits for the stream's next row before it commits, or a
-read's for the caller to take one before it ends."""
-
 READ_PAGE = 2
 """How many chunk rows a read fetches per query: what it holds besides the one it hands on."""
-
-type _Item = bytes | Blob | BaseException
-"""What the feeder hands the put: chunk rows, then the blob, or whatever stopped the stream."""
-
 
 type _Rows = asyncio.Queue[bytes | BaseException | None]
 """Where a read's reader task hands rows to the caller: bytes, then None or an error."""
@@ -61,119 +67,6 @@ type _Rows = asyncio.Queue[bytes | BaseException | None]
 type _Read = tuple[int, int | None, list[bytes]]
 """Where a transaction of a read stopped: the next row, the chunk count (None: no blob), and the
 rows the caller was late for."""
-
-
-@dataclass
-class _Upload:
-    """A put in progress: where its chunks go, and how many it has written."""
-
-    scope: Scope
-    artifact_id: str
-    media_type: str
-    id: str
-    written: int = 0
-    started: bool = False
-
-
-class _Feed:
-    """The caller's stream as chunk rows, at most :data:`QUEUE_ROWS` ahead of the database."""
-
-    def __init__(self) -> None:
-        self._items: deque[_Item] = deque()
-        self._arrived = asyncio.Event()
-        self._room = asyncio.Semaphore(QUEUE_ROWS)
-
-    async def fill(self, data: AsyncIterable[bytes], hashing: Hashing, media_type: str) -> None:
-        """Read, count and cut the stream into rows; end with its blob or what stopped it.
-
-        Each row is hashed in a worker thread before it is sent, so the event loop goes on
-        handing rows to the database meanwhile (hashing releases the GIL).
-        """
-        try:
-            # Pieces wait as views until a row's worth is here; joining them is the one copy.
-            parts: list[memoryview] = []
-            held = 0
-            async for piece in data:
-                hashing.count(piece)
-                view = memoryview(piece)
-                while held + len(view) >= CHUNK_SIZE:
-                    cut = CHUNK_SIZE - held
-                    await self._send(b"".join([*parts, view[:cut]]), hashing)
-                    parts, held, view = [], 0, view[cut:]
-                parts.append(view)
-                held += len(view)
-            if held:
-                await self._send(b"".join(parts), hashing)
-            self._push(Blob(sha256=hashing.sha256, size=hashing.size, media_type=media_type))
-        except BaseException as error:
-            # Even a cancellation ends the feed, which never blocks doing so: the put raises
-            # the error, or, if it cancelled this task itself, has stopped reading.
-            self._push(error)
-
-    async def _send(self, row: bytes, hashing: Hashing) -> None:
-        await asyncio.to_thread(hashing.digest, row)
-        await self._room.acquire()
-        self._push(row)
-
-    def _push(self, item: _Item) -> None:
-        self._items.append(item)
-        self._arrived.set()
-
-    def _take(self) -> _Item:
-        self._room.release()
-        return self._items.popleft()
-
-    async def _until(self, count: int, within: float | None) -> None:
-        """Wait until ``count`` items are here, or ``within`` seconds pass (None: no limit)."""
-        with contextlib.suppress(TimeoutError):
-            async with asyncio.timeout(within):
-                while len(self._items) < count:
-                    self._arrived.clear()
-                    await self._arrived.wait()
-
-    async def next(self) -> _Item:
-        """Return the next item, waiting for it."""
-        await self._until(1, None)
-        return self._take()
-
-    async def soon(self, within: float) -> _Item | None:
-        """Return the next item if it arrives within ``within`` seconds, else None."""
-        await self._until(1, within)
-        return self._take() if self._items else None
-
-    async def whole(self) -> tuple[list[bytes], Blob] | None:
-        """Take the whole stream if it ends within its first row, with no :data:`LINGER` gap.
-
-        Return its rows (none or one) and its blob; or None, taking nothing, if the stream is
-        longer, slower, or failed.
-        """
-        await self._until(1, None)
-        first = self._items[0]
-        if isinstance(first, bytes):
-            await self._until(2, LINGER)
-            if len(self._items) < 2 or not isinstance(last := self._items[1], Blob):
-                return None
-            self._take()
-            self._take()
-            return [first], last
-        if isinstance(first, Blob):
-            self._take()
-            return [], first
-        return None
-
-    def end(self) -> Blob | None:
-        """Return the stream's blob if it is the next item and already here, else None."""
-        if self._items and isinstance(first := self._items[0], Blob):
-            self._take()
-            return first
-        return None
-
-    def row(self) -> bytes | None:
-        """Return the next item if it is a row that is already here, else None."""
-        if self._items and isinstance(first := self._items[0], bytes):
-            self._take()
-            return first
-        return None
 
 
 class SqlBlobs:
@@ -205,9 +98,9 @@ class SqlBlobs:
             FileTooLarge: If more than ``limit`` bytes arrive; nothing is stored.
             InvalidState: If the put stalled for so long that :meth:`collect` removed it.
         """
-        feed = _Feed()
+        feed = Feed()
         feeding = asyncio.ensure_future(feed.fill(data, Hashing(limit), media_type))
-        upload = _Upload(scope, artifact_id, media_type, uuid.uuid4().hex)
+        upload = Upload(scope, artifact_id, media_type, uuid.uuid4().hex)
         try:
             whole = await feed.whole()
             if whole is not None:
@@ -230,7 +123,7 @@ class SqlBlobs:
         self, scope: Scope, artifact_id: str, items: Sequence[tuple[bytes, str]]
     ) -> list[Blob]:
         """Store blobs in memory in one transaction; see :meth:`~.blobs.Blobs.put_many`."""
-        whole = [(_rows(data), _blob_of(data, media_type)) for data, media_type in items]
+        whole = [(rows_of(data), blob_of(data, media_type)) for data, media_type in items]
         return await self._put_whole(scope, artifact_id, whole)
 
     @finished
@@ -241,11 +134,11 @@ class SqlBlobs:
         now = self._sessions.stamp()
         if whole:
             async with self._sessions.begin(scope.tenant_id) as connection:
-                await _upsert(connection, scope, artifact_id, whole, now)
+                await upsert(connection, scope, artifact_id, whole, now)
         return [blob for _, blob in whole]
 
     @finished
-    async def _store(self, upload: _Upload, item: _Item, feed: _Feed) -> Blob | None:
+    async def _store(self, upload: Upload, item: Item, feed: Feed) -> Blob | None:
         """Write rows in one transaction, from ``item`` on, while they keep coming.
 
         Return the blob if its digest arrived and the transaction attached it, or None if the
@@ -254,13 +147,13 @@ class SqlBlobs:
         """
         now = self._sessions.stamp()
         async with self._sessions.begin(upload.scope.tenant_id) as connection:
-            await _claim(connection, upload, now)
+            await claim(connection, upload, now)
             written = 0
             while isinstance(item, bytes):
                 rows = [item]
                 while written + len(rows) < TRANSACTION_ROWS and (row := feed.row()) is not None:
                     rows.append(row)
-                await _insert_chunks(connection, upload, rows)
+                await insert_chunks(connection, upload, rows)
                 written += len(rows)
                 # At the cap, only the stream's end (its blob, if here already) is let in.
                 after = await feed.soon(LINGER) if written < TRANSACTION_ROWS else feed.end()
@@ -269,14 +162,14 @@ class SqlBlobs:
                 item = after
             if isinstance(item, BaseException):
                 raise item
-            await _attach(connection, upload, item, now)
+            await attach(connection, upload, item, now)
             return item
 
     @finished
-    async def _discard(self, upload: _Upload) -> None:
+    async def _discard(self, upload: Upload) -> None:
         scope = upload.scope
         async with self._sessions.begin(scope.tenant_id) as connection:
-            await _drop(connection, scope, upload.id, BlobRow.sha256.is_(None))
+            await drop(connection, scope, upload.id, BlobRow.sha256.is_(None))
 
     @finished
     async def get(self, scope: Scope, artifact_id: str, sha256: str) -> bytes | None:
@@ -285,8 +178,8 @@ class SqlBlobs:
             found = await connection.execute(
                 select(BlobRow.size, ChunkRow.data)
                 .select_from(BlobRow)
-                .outerjoin(ChunkRow, _owned_chunks())
-                .where(*_blob(scope, artifact_id, sha256))
+                .outerjoin(ChunkRow, owned_chunks())
+                .where(*stored_blob(scope, artifact_id, sha256))
                 .order_by(ChunkRow.seq)
             )
             rows = found.all()
@@ -302,7 +195,9 @@ class SqlBlobs:
         """Return a blob's record, or None; see :meth:`artifactr.files.core.blobs.Blobs.stat`."""
         async with self._sessions.read(scope.tenant_id) as connection:
             found = await connection.execute(
-                select(BlobRow.size, BlobRow.media_type).where(*_blob(scope, artifact_id, sha256))
+                select(BlobRow.size, BlobRow.media_type).where(
+                    *stored_blob(scope, artifact_id, sha256)
+                )
             )
             row = found.first()
         if row is None:
@@ -413,7 +308,7 @@ class SqlBlobs:
         async with self._sessions.read(scope.tenant_id) as connection:
             found = await connection.execute(
                 select(BlobRow.id, BlobRow.artifact_id, BlobRow.sha256).where(
-                    *_scoped(scope), BlobRow.put_at < before
+                    *scoped(scope), BlobRow.put_at < before
                 )
             )
             return [(blob_id, artifact_id, sha256) for blob_id, artifact_id, sha256 in found]
@@ -423,241 +318,15 @@ class SqlBlobs:
         async with self._sessions.begin(scope.tenant_id) as connection:
             gone = await connection.execute(
                 delete(BlobRow)
-                .where(*_row(scope, blob_id), BlobRow.put_at < before)
+                .where(*blob_row(scope, blob_id), BlobRow.put_at < before)
                 .returning(BlobRow.sha256)
             )
             digests = gone.scalars().all()
-            await connection.execute(_orphaned_chunks(scope, blob_id))
+            await connection.execute(orphaned_chunks(scope, blob_id))
         return digests
 
 
-class SqlRenders:
-    """Rendered pages in a SQL database, keyed by :class:`~artifactr.files.core.blobs.RenderKey`.
-
-    Args:
-        engine: The database. It is not disposed of here.
-    """
-
-    def __init__(self, engine: AsyncEngine) -> None:
-        self._sessions = Sessions(engine)
-
-    @finished
-    async def get(self, key: RenderKey) -> bytes | None:
-        """Return the cached PNG, or None."""
-        async with self._sessions.read(key.tenant_id) as connection:
-            return await connection.scalar(select(RenderRow.png).where(*_render(key)))
-
-    @finished
-    async def put(self, key: RenderKey, png: bytes) -> None:
-        """Cache a PNG, replacing any under the same key."""
-        # Two renders of one page racing both insert; either PNG will do.
-        with contextlib.suppress(IntegrityError):
-            async with self._sessions.begin(key.tenant_id) as connection:
-                await connection.execute(delete(RenderRow).where(*_render(key)))
-                await connection.execute(
-                    insert(RenderRow).values(
-                        tenant_id=key.tenant_id,
-                        workspace_id=key.workspace_id,
-                        artifact_id=key.artifact_id,
-                        sha256=key.sha256,
-                        page=key.page,
-                        scale=key.scale,
-                        build=key.build,
-                        png=png,
-                    )
-                )
-
-
 # ─── statements ───────────────────────────────────────────────────────────────
-
-
-async def _claim(connection: AsyncConnection, upload: _Upload, now: datetime | DatabaseNow) -> None:
-    """Create the upload's row, or move its put time on; fail if collect removed it."""
-    scope = upload.scope
-    if not upload.started:
-        upload.started = True
-        await connection.execute(
-            insert(BlobRow).values(
-                tenant_id=scope.tenant_id,
-                workspace_id=scope.workspace_id,
-                id=upload.id,
-                artifact_id=upload.artifact_id,
-                sha256=None,
-                size=0,
-                chunks=0,
-                media_type=upload.media_type,
-                put_at=now,
-            )
-        )
-        return
-    touched = await connection.execute(
-        update(BlobRow).where(*_row(scope, upload.id), BlobRow.sha256.is_(None)).values(put_at=now)
-    )
-    if touched.rowcount == 0:
-        raise InvalidState(
-            f"upload {upload.id} stalled for longer than the grace period and was collected"
-        )
-
-
-async def _upsert(
-    connection: AsyncConnection,
-    scope: Scope,
-    artifact_id: str,
-    whole: Sequence[tuple[Sequence[bytes], Blob]],
-    now: datetime | DatabaseNow,
-) -> None:
-    """Store blobs whose rows and digests are known, or refresh the artifact's copies of them.
-
-    One statement names every new blob, or, where the same bytes are stored already, moves
-    their put time on (locking the row, so a concurrent collect waits and then sees it fresh);
-    one more writes the chunks of those that are new.
-    """
-    # A statement may touch a row once: one blob per digest, the last media type named.
-    latest = {blob.sha256: (rows, blob) for rows, blob in whole}
-    ids = {sha256: uuid.uuid4().hex for sha256 in latest}
-    # The time is one value for every row, given apart, so the statement is compiled once.
-    new = upsert_into(BlobRow, connection.dialect.name).values(put_at=now)
-    named = new.on_conflict_do_update(
-        index_elements=[
-            BlobRow.tenant_id,
-            BlobRow.workspace_id,
-            BlobRow.artifact_id,
-            BlobRow.sha256,
-        ],
-        set_={"put_at": new.excluded.put_at, "media_type": new.excluded.media_type},
-    ).returning(BlobRow.id)
-    named_rows = [
-        {
-            "tenant_id": scope.tenant_id,
-            "workspace_id": scope.workspace_id,
-            "id": ids[sha256],
-            "artifact_id": artifact_id,
-            "sha256": sha256,
-            "size": blob.size,
-            "chunks": len(rows),
-            "media_type": blob.media_type,
-        }
-        for sha256, (rows, blob) in latest.items()
-    ]
-    owners = set((await connection.execute(named, named_rows)).scalars())
-    chunks = [
-        chunk
-        for sha256, (rows, _) in latest.items()
-        if ids[sha256] in owners
-        for chunk in _chunk_rows(scope, ids[sha256], 0, rows)
-    ]
-    if chunks:
-        await connection.execute(insert(ChunkRow), chunks)
-
-
-def _rows(data: bytes) -> list[bytes]:
-    """Cut bytes in memory into chunk rows."""
-    return [data[start : start + CHUNK_SIZE] for start in range(0, len(data), CHUNK_SIZE)]
-
-
-def _blob_of(data: bytes, media_type: str) -> Blob:
-    hashing = Hashing()
-    hashing.update(data)
-    return Blob(sha256=hashing.sha256, size=hashing.size, media_type=media_type)
-
-
-async def _insert_chunks(
-    connection: AsyncConnection, upload: _Upload, rows: Sequence[bytes]
-) -> None:
-    chunks = _chunk_rows(upload.scope, upload.id, upload.written, rows)
-    await connection.execute(insert(ChunkRow), chunks)
-    upload.written += len(rows)
-
-
-def _chunk_rows(
-    scope: Scope, blob_id: str, first: int, rows: Sequence[bytes]
-) -> list[dict[str, object]]:
-    """Return the parameters of a blob's chunk rows, numbered from ``first``."""
-    return [
-        {
-            "tenant_id": scope.tenant_id,
-            "workspace_id": scope.workspace_id,
-            "blob_id": blob_id,
-            "seq": first + offset,
-            "data": row,
-        }
-        for offset, row in enumerate(rows)
-    ]
-
-
-async def _attach(
-    connection: AsyncConnection, upload: _Upload, blob: Blob, now: datetime | DatabaseNow
-) -> None:
-    """Name the upload with its digest, or keep the artifact's copy of the same bytes instead.
-
-    Either way the stored blob's put time is ``now``: the upload's row got it when this
-    transaction claimed it.
-    """
-    scope = upload.scope
-    stored = (
-        select(BlobRow.id).where(*_blob(scope, upload.artifact_id, blob.sha256)).with_for_update()
-    )
-    # Locked, so a concurrent collect waits and then sees the fresh put time. If another put of
-    # the same bytes names its upload first, naming ours fails on the unique digest, and the
-    # next look finds theirs (or, if collect took it meanwhile, nothing: name ours again).
-    owner = await connection.scalar(stored)
-    while owner is None:
-        owner = await _name(connection, upload, blob) or await connection.scalar(stored)
-    if owner != upload.id:
-        # The same bytes are stored already: keep them, fresh, and drop this upload.
-        await connection.execute(
-            update(BlobRow)
-            .where(*_row(scope, owner))
-            .values(put_at=now, media_type=blob.media_type)
-        )
-        await _drop(connection, scope, upload.id)
-
-
-async def _name(connection: AsyncConnection, upload: _Upload, blob: Blob) -> str | None:
-    """Give the upload its digest; return its id, or None if another upload has the digest."""
-    named = None
-    with contextlib.suppress(IntegrityError):
-        async with connection.begin_nested():
-            await connection.execute(
-                update(BlobRow)
-                .where(*_row(upload.scope, upload.id))
-                .values(sha256=blob.sha256, size=blob.size, chunks=upload.written)
-            )
-        named = upload.id
-    return named
-
-
-async def _drop(
-    connection: AsyncConnection, scope: Scope, blob_id: str, *also: ColumnElement[bool]
-) -> None:
-    """Delete a blob's row (if ``also`` holds), then its chunks if the row is gone."""
-    await connection.execute(delete(BlobRow).where(*_row(scope, blob_id), *also))
-    await connection.execute(_orphaned_chunks(scope, blob_id))
-
-
-def _scoped(scope: Scope) -> tuple[ColumnElement[bool], ...]:
-    return BlobRow.tenant_id == scope.tenant_id, BlobRow.workspace_id == scope.workspace_id
-
-
-def _row(scope: Scope, blob_id: str) -> tuple[ColumnElement[bool], ...]:
-    return (*_scoped(scope), BlobRow.id == blob_id)
-
-
-def _blob(scope: Scope, artifact_id: str, sha256: str) -> tuple[ColumnElement[bool], ...]:
-    return (*_scoped(scope), BlobRow.artifact_id == artifact_id, BlobRow.sha256 == sha256)
-
-
-def _chunks(scope: Scope, blob_id: str) -> tuple[ColumnElement[bool], ...]:
-    return (
-        ChunkRow.tenant_id == scope.tenant_id,
-        ChunkRow.workspace_id == scope.workspace_id,
-        ChunkRow.blob_id == blob_id,
-    )
-
-
-def _orphaned_chunks(scope: Scope, blob_id: str) -> Delete:
-    """Delete a blob's chunks once its row is gone; while a put keeps the row, they stay."""
-    return delete(ChunkRow).where(*_chunks(scope, blob_id), ~exists().where(*_row(scope, blob_id)))
 
 
 async def _hand(rows: _Rows, data: list[bytes]) -> list[bytes]:
@@ -719,34 +388,13 @@ def _rows_from(
 
     ``key`` is the blob's artifact and digest.
     """
-    chunks = and_(_owned_chunks(), ChunkRow.seq >= start)
+    chunks = and_(owned_chunks(), ChunkRow.seq >= start)
     if end is not None:
         chunks = and_(chunks, ChunkRow.seq < end)
     return (
         select(BlobRow.chunks, ChunkRow.seq, ChunkRow.data)
         .select_from(BlobRow)
         .outerjoin(ChunkRow, chunks)
-        .where(*_blob(scope, *key))
+        .where(*stored_blob(scope, *key))
         .order_by(ChunkRow.seq)
-    )
-
-
-def _owned_chunks() -> ColumnElement[bool]:
-    """Joins a blob's row to its chunk rows."""
-    return and_(
-        ChunkRow.tenant_id == BlobRow.tenant_id,
-        ChunkRow.workspace_id == BlobRow.workspace_id,
-        ChunkRow.blob_id == BlobRow.id,
-    )
-
-
-def _render(key: RenderKey) -> tuple[ColumnElement[bool], ...]:
-    return (
-        RenderRow.tenant_id == key.tenant_id,
-        RenderRow.workspace_id == key.workspace_id,
-        RenderRow.artifact_id == key.artifact_id,
-        RenderRow.sha256 == key.sha256,
-        RenderRow.page == key.page,
-        RenderRow.scale == key.scale,
-        RenderRow.build == key.build,
     )

@@ -2,7 +2,7 @@
 
 :class:`FakeApp` implements :class:`~artifactr.files.core.app.App` in process, deterministically,
 with no binary to install: application developers use it in their own tests, and this package's
-tests and demo run on it. It edits the file itself (zip and WordprocessingML, :mod:`._docx`), so
+tests and demo run on it. It edits the file itself (zip and WordprocessingML, :mod:`._document`), so
 what it returns opens in Word and python-docx, and it saves as WordCraft does: only the parts a
 command changed are rewritten, and ``docProps/core.xml`` is stamped on every save, so a batch that
 changes nothing keeps the fingerprint. A file without core properties gains them, related and typed,
@@ -38,17 +38,25 @@ caller's deadline is what's tested.
 import asyncio
 import io
 import math
-import re
-import struct
-import zlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Literal
 
 from pydantic import JsonValue
 
-from artifactr.files.apps.fake._docx import Budget, Document, Package, Paragraph, Track, stamp_core
+from artifactr.files.apps.fake._body import Track
+from artifactr.files.apps.fake._commands import CATALOG, COMMANDS, Params, Session, bad
+from artifactr.files.apps.fake._document import Document
+from artifactr.files.apps.fake._package import Package, stamp_core
+from artifactr.files.apps.fake._pages import (
+    CHARS_PER_LINE,
+    LINES_PER_PAGE,
+    PAGE_SIZE,
+    layout,
+    page_count,
+    png,
+)
+from artifactr.files.apps.fake._xml import Budget
 from artifactr.files.core.app import (
     EDIT_DEADLINE,
     RENDER_DEADLINE,
@@ -71,6 +79,18 @@ from artifactr.files.core.errors import (
 from artifactr.files.core.fingerprint import fingerprint
 from artifactr.files.core.manifests import MAX_OUTLINE
 
+__all__ = [
+    "CHARS_PER_LINE",
+    "DEFAULT_AUTHOR",
+    "DEFAULT_MAX_ELEMENTS",
+    "DEFAULT_MAX_SIZE",
+    "LINES_PER_PAGE",
+    "PAGE_SIZE",
+    "VERSION",
+    "FakeApp",
+    "Operation",
+]
+
 Operation = Literal["apply", "inspect", "render"]
 """A call FakeApp can be told to fail."""
 
@@ -87,396 +107,13 @@ DEFAULT_MAX_ELEMENTS = 500_000
 """The most XML elements FakeApp builds for one file: a few hundred pages hold a tenth of it.
 Parsed, an element takes about 150 bytes, so a file's parts take at most about 75 MiB."""
 
-CHARS_PER_LINE = 90
-"""How many characters FakeApp lays out on a line."""
-
-LINES_PER_PAGE = 45
-"""How many lines it lays out on a page."""
-
-PAGE_SIZE = (595, 842)
-"""An A4 page in points: a render is this many pixels at scale 1 (72 dpi)."""
-
-_MARGIN = 72
-_PITCH = (PAGE_SIZE[1] - 2 * _MARGIN) / LINES_PER_PAGE
-_BAR = _PITCH * 0.55
-_INK = 0x40
-_WHITE = 0xFF
-
 _TOO_LARGE = frozenset(
     {"too_many_entries", "part_too_large", "total_too_large", "inflate_ratio", "too_large"}
 )
-_INVALID_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
-_PARAGRAPH_BREAK = re.compile("[\r\u2029]")
-_WORD = re.compile(r"\w+")
 
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
-
-
-# ─── parameters ───────────────────────────────────────────────────────────────
-
-
-def _bad(reason: str) -> AppRefused:
-    return AppRefused(f"bad parameters: {reason}")
-
-
-class _Params:
-    """A command's parameters, checked as they are read, with WordCraft's refusals."""
-
-    def __init__(self, command: "_Command", params: Mapping[str, JsonValue]) -> None:
-        unknown = sorted(set(params) - set(command.fields))
-        if unknown:
-            raise _bad(f"unknown field `{unknown[0]}`; {command.id} takes {command.params or '{}'}")
-        self._params = params
-
-    def text(self, key: str, *, empty: bool = False, paragraphs: bool = True) -> str:
-        value = self._params.get(key)
-        if not isinstance(value, str):
-            raise _bad(f"`{key}` must be a string" if key in self._params else f"missing `{key}`")
-        if not value and not empty:
-            raise _bad(f"`{key}` must not be empty")
-        if _INVALID_XML.search(value):
-            raise _bad(f"`{key}` holds a character a .docx cannot")
-        if not paragraphs and _PARAGRAPH_BREAK.search(value):
-            raise _bad(f"`{key}` cannot break a paragraph")
-        return value
-
-    def flag(self, key: str) -> bool | None:
-        value = self._params.get(key)
-        if value is not None and not isinstance(value, bool):
-            raise _bad(f"`{key}` must be true or false")
-        return value
-
-    def count(self, key: str) -> int | None:
-        value = self._params.get(key)
-        if value is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < 1
-        ):
-            raise _bad(f"`{key}` must be a positive integer")
-        return value
-
-    def ident(self, key: str) -> str | None:
-        value = self._params.get(key)
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, str | int) or value == "":
-            raise _bad(f"`{key}` must be an id")
-        return str(value)
-
-
-# ─── the session ──────────────────────────────────────────────────────────────
-
-
-class _Session:
-    """One batch's state, as a WordCraft session has it: the document, selection and flags."""
-
-    def __init__(self, document: Document, track: Track) -> None:
-        self.document = document
-        self.who = track
-        self.tracking = document.tracking()
-        self.match_case = False
-        self.index = 0
-        self.start = 0
-        self.end = 0
-
-    def track(self) -> Track | None:
-        return self.who if self.tracking else None
-
-    def focus(self) -> Paragraph:
-        paragraphs = self.document.paragraphs()
-        if not paragraphs:
-            self.document.ensure_paragraph()
-            paragraphs = self.document.paragraphs()
-        return paragraphs[self.index]
-
-    def caret(self, index: int, offset: int) -> dict[str, JsonValue]:
-        self.index, self.start, self.end = index, offset, offset
-        return {"paragraph": index, "offset": offset}
-
-
-def _select_text(session: _Session, params: _Params) -> dict[str, JsonValue]:
-    text = params.text("text")
-    occurrence = params.count("occurrence") or 1
-    seen = 0
-    for index, paragraph in enumerate(session.document.paragraphs()):
-        content = session.document.text(paragraph.element)
-        found = content.find(text)
-        while found >= 0:
-            seen += 1
-            if seen == occurrence:
-                session.index, session.start, session.end = index, found, found + len(text)
-                return {"paragraph": index, "start": found, "end": found + len(text), "text": text}
-            found = content.find(text, found + len(text))
-    raise AppRefused(
-        f"not found: `{text}` (occurrence {occurrence})"
-        if occurrence > 1
-        else f"not found: `{text}`"
-    )
-
-
-def _doc_start(session: _Session, _params: _Params) -> dict[str, JsonValue]:
-    return session.caret(0, 0)
-
-
-def _doc_end(session: _Session, _params: _Params) -> dict[str, JsonValue]:
-    paragraphs = session.document.paragraphs()
-    if not paragraphs:
-        return session.caret(0, 0)
-    last = len(paragraphs) - 1
-    return session.caret(last, len(session.document.text(paragraphs[last].element)))
-
-
-def _insert(session: _Session, text: str) -> dict[str, JsonValue]:
-    document, track = session.document, session.track()
-    paragraph = session.focus()
-    first, *rest = _PARAGRAPH_BREAK.split(text.replace("\r\n", "\r"))
-    document.replace(paragraph.element, session.start, session.end, first, track)
-    offset = session.start + len(first)
-    for piece in rest:
-        paragraph = document.split(paragraph, offset, track)
-        session.index += 1
-        document.replace(paragraph.element, 0, 0, piece, track)
-        offset = len(piece)
-    return session.caret(session.index, offset)
-
-
-def _text_insert(session: _Session, params: _Params) -> dict[str, JsonValue]:
-    params.flag("raw")
-    return _insert(session, params.text("text", empty=True))
-
-
-def _new_paragraph(session: _Session, _params: _Params) -> dict[str, JsonValue]:
-    return _insert(session, "\r")
-
-
-def _fold(text: str) -> str:
-    # Lower-case character by character, keeping the length, so offsets stay true.
-    return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
-
-
-def _replace_all(session: _Session, params: _Params) -> dict[str, JsonValue]:
-    text = params.text("text")
-    replacement = params.text("with", empty=True, paragraphs=False)
-    match_case = params.flag("matchCase")
-    if match_case is not None:
-        session.match_case = match_case
-    fold: Callable[[str], str] = str if session.match_case else _fold
-    needle = fold(text)
-    document, track = session.document, session.track()
-    replaced = 0
-    for paragraph in document.paragraphs():
-        content = fold(document.text(paragraph.element))
-        found = [m.start() for m in re.finditer(re.escape(needle), content)]
-        for start in reversed(found):
-            document.replace(paragraph.element, start, start + len(text), replacement, track)
-        replaced += len(found)
-    session.caret(0, 0)
-    return {"replaced": replaced}
-
-
-def _para_style(session: _Session, params: _Params) -> dict[str, JsonValue]:
-    name = params.text("style")
-    style_id = session.document.resolve_style(name)
-    if style_id is None:
-        raise AppRefused(f"no style `{name}`")
-    session.document.set_style(session.focus().element, style_id)
-    return {"style": style_id}
-
-
-def _new_comment(session: _Session, params: _Params) -> dict[str, JsonValue]:
-    text = params.text("text")
-    paragraph = session.focus().element
-    start, end = session.start, session.end
-    if start == end:
-        content = session.document.text(paragraph)
-        start, end = next(
-            (m.span() for m in _WORD.finditer(content) if m.start() <= start <= m.end()),
-            (start, end),
-        )
-    comment_id = session.document.add_comment(paragraph, start, end, text, session.who)
-    return {"id": comment_id}
-
-
-def _track_changes(session: _Session, params: _Params) -> dict[str, JsonValue]:
-    value = params.flag("value")
-    session.tracking = not session.tracking if value is None else value
-    session.document.set_tracking(session.tracking)
-    return {"value": session.tracking}
-
-
-def _resolve_one(session: _Session, params: _Params, *, accept: bool) -> dict[str, JsonValue]:
-    document = session.document
-    wanted = params.ident("id")
-    if wanted is None:
-        change = document.change_at(document.paragraphs(), session.index, session.start)
-        if change is None:
-            raise AppRefused("no tracked change at or after the selection")
-        chosen = [change]
-    else:
-        chosen = [change for change in document.changes() if change.id == wanted]
-        if not chosen:
-            raise AppRefused(f"no tracked change `{wanted}`")
-    document.resolve(chosen, accept=accept)
-    session.caret(0, 0)
-    return {"id": chosen[0].id}
-
-
-def _accept(session: _Session, params: _Params) -> dict[str, JsonValue]:
-    return _resolve_one(session, params, accept=True)
-
-
-def _reject(session: _Session, params: _Params) -> dict[str, JsonValue]:
-    return _resolve_one(session, params, accept=False)
-
-
-def _resolve_all(session: _Session, *, accept: bool) -> int:
-    changes = session.document.changes()
-    session.document.resolve(changes, accept=accept)
-    session.caret(0, 0)
-    return len(changes)
-
-
-def _accept_all(session: _Session, _params: _Params) -> dict[str, JsonValue]:
-    return {"accepted": _resolve_all(session, accept=True)}
-
-
-def _reject_all(session: _Session, _params: _Params) -> dict[str, JsonValue]:
-    return {"rejected": _resolve_all(session, accept=False)}
-
-
-@dataclass(frozen=True)
-class _Command:
-    id: str
-    label: str
-    params: str
-    mutates: bool
-    fields: tuple[str, ...]
-    run: Callable[[_Session, _Params], dict[str, JsonValue]]
-
-
-_CATALOG = (
-    _Command(
-        "select.text",
-        "Select text: the nth match (from 1), case-sensitive, within one paragraph",
-        '{"text": string, "occurrence"?: n}',
-        False,
-        ("text", "occurrence"),
-        _select_text,
-    ),
-    _Command("caret.docStart", "Move the caret to the document's start", "", False, (), _doc_start),
-    _Command("caret.docEnd", "Move the caret to the document's end", "", False, (), _doc_end),
-    _Command(
-        "text.insert",
-        "Insert text, replacing the selection (\\r starts a paragraph, \\n breaks a line)",
-        '{"text": string, "raw"?: bool}',
-        True,
-        ("text", "raw"),
-        _text_insert,
-    ),
-    _Command(
-        "text.newParagraph",
-        "New paragraph: split the paragraph at the caret, replacing the selection",
-        "",
-        True,
-        (),
-        _new_paragraph,
-    ),
-    _Command(
-        "edit.replaceAll",
-        "Replace all (case-insensitive unless matchCase; the flag stays set)",
-        '{"text": string, "with": string, "matchCase"?: bool}',
-        True,
-        ("text", "with", "matchCase"),
-        _replace_all,
-    ),
-    _Command(
-        "para.style",
-        "Paragraph style, by name or id (Heading 1 or Heading1)",
-        '{"style": string}',
-        True,
-        ("style",),
-        _para_style,
-    ),
-    _Command(
-        "review.newComment",
-        "New comment on the selection, or the word at the caret",
-        '{"text": string}',
-        True,
-        ("text",),
-        _new_comment,
-    ),
-    _Command(
-        "review.trackChanges",
-        "Track changes (toggles without value)",
-        '{"value"?: bool}',
-        True,
-        ("value",),
-        _track_changes,
-    ),
-    _Command(
-        "review.accept",
-        "Accept a tracked change: by id, or the first at or after the selection",
-        '{"id"?: string}',
-        True,
-        ("id",),
-        _accept,
-    ),
-    _Command(
-        "review.reject",
-        "Reject a tracked change: by id, or the first at or after the selection",
-        '{"id"?: string}',
-        True,
-        ("id",),
-        _reject,
-    ),
-    _Command("review.acceptAll", "Accept all tracked changes", "", True, (), _accept_all),
-    _Command("review.rejectAll", "Reject all tracked changes", "", True, (), _reject_all),
-)
-_COMMANDS = {command.id: command for command in _CATALOG}
-
-
-# ─── layout and PNG ───────────────────────────────────────────────────────────
-
-
-def _lines(texts: Sequence[str]) -> list[int]:
-    """Return how many characters each laid-out line holds: a paragraph wraps at 90."""
-    return [
-        min(CHARS_PER_LINE, len(line) - start)
-        for text in texts
-        for line in text.split("\n")
-        for start in range(0, max(len(line), 1), CHARS_PER_LINE)
-    ]
-
-
-def _page_count(lines: Sequence[int]) -> int:
-    return max(1, math.ceil(len(lines) / LINES_PER_PAGE))
-
-
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
-
-
-def _png(lines: Sequence[int], scale: float) -> bytes:
-    """Return a greyscale PNG of a page: white, with a dark bar for each line of text."""
-    width = max(1, round(PAGE_SIZE[0] * scale))
-    height = max(1, round(PAGE_SIZE[1] * scale))
-    blank = bytes([0]) + bytes([_WHITE]) * width
-    rows = [blank] * height
-    left = round(_MARGIN * scale)
-    for number, chars in enumerate(lines):
-        top = round((_MARGIN + number * _PITCH) * scale)
-        bottom = max(top + 1, round((_MARGIN + number * _PITCH + _BAR) * scale))
-        right = round((_MARGIN + chars * (PAGE_SIZE[0] - 2 * _MARGIN) / CHARS_PER_LINE) * scale)
-        row = blank[: left + 1] + bytes([_INK]) * (right - left) + blank[right + 1 :]
-        rows[top:bottom] = [row] * (bottom - top)
-    header = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
-    return (
-        b"\x89PNG\r\n\x1a\n"
-        + _chunk(b"IHDR", header)
-        + _chunk(b"IDAT", zlib.compress(b"".join(rows), 6))
-        + _chunk(b"IEND", b"")
-    )
 
 
 # ─── the app ──────────────────────────────────────────────────────────────────
@@ -634,7 +271,7 @@ class FakeApp:
 
         def work(budget: Budget) -> Edited:
             document = self._open(source, budget)
-            session = _Session(document, Track(who, now))
+            session = Session(document, Track(who, now))
             results = tuple(self._run(session, command) for command in commands)
             stamp_core(document.package, who, now)
             content = document.package.save()
@@ -643,11 +280,11 @@ class FakeApp:
 
         return await self._off_loop(left, work)
 
-    def _run(self, session: _Session, command: AppCommand) -> dict[str, JsonValue]:
-        spec = _COMMANDS.get(command.command)
+    def _run(self, session: Session, command: AppCommand) -> dict[str, JsonValue]:
+        spec = COMMANDS.get(command.command)
         if spec is None:
             raise AppRefused(f"unknown command `{command.command}`")
-        return spec.run(session, _Params(spec, command.params))
+        return spec.run(session, Params(spec, command.params))
 
     async def inspect(self, source: Source, *, deadline: float = EDIT_DEADLINE) -> Inspection:
         """Return what FakeApp reads in a .docx: outline, text, review, pages, fingerprint.
@@ -703,7 +340,7 @@ class FakeApp:
             outline="\n".join(headings)[:MAX_OUTLINE],
             text="\n".join(texts),
             review=review,
-            pages=_page_count(_lines(texts)),
+            pages=page_count(layout(texts)),
             fingerprint=digest,
             about=self._about,
         )
@@ -720,16 +357,16 @@ class FakeApp:
         """
         left = await self._enter("render", source, deadline)
         if not math.isfinite(scale):
-            raise _bad("`scale` must be a number")
+            raise bad("`scale` must be a number")
 
         def work(budget: Budget) -> bytes:
             document = self._open(source, budget)
             paragraphs = document.paragraphs()
-            lines = _lines([document.text(paragraph.element) for paragraph in paragraphs])
-            if not 1 <= page <= _page_count(lines):
+            lines = layout([document.text(paragraph.element) for paragraph in paragraphs])
+            if not 1 <= page <= page_count(lines):
                 raise AppRefused(f"no page {page}")
             shown = lines[(page - 1) * LINES_PER_PAGE : page * LINES_PER_PAGE]
-            return _png(shown, min(max(scale, 0.1), 4.0))
+            return png(shown, min(max(scale, 0.1), 4.0))
 
         return await self._off_loop(left, work)
 
@@ -738,6 +375,6 @@ class FakeApp:
         wanted = query.lower()
         return [
             CommandSpec(id=c.id, label=c.label, params=c.params, mutates=c.mutates)
-            for c in _CATALOG
+            for c in CATALOG
             if wanted in c.id.lower() or wanted in c.label.lower()
         ]

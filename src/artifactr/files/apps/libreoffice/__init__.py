@@ -65,13 +65,8 @@ gives (numbered from 1 in the office's order, stable for a given file); tables b
 - ``fields.update``, ``toc.update``
 """
 
-from artifactr.files.apps.libreoffice._app import (
-    DEFAULT_AUTHOR,
-    MAX_FILE,
-    Availability,
-    LibreOffice,
-    available,
-)
+from artifactr.files.apps.libreoffice._app import DEFAULT_AUTHOR, MAX_FILE, LibreOffice
+from artifactr.files.apps.libreoffice._availability import Availability, available
 from artifactr.files.apps.libreoffice._catalog import CATALOG, COMMANDS, Command, Param
 
 __all__ = [

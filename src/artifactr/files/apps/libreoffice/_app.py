@@ -12,7 +12,6 @@ import hashlib
 import logging
 import math
 import os
-import shutil
 import signal
 import subprocess
 from collections import OrderedDict
@@ -24,6 +23,12 @@ from typing import IO, Final
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from artifactr.files.apps.libreoffice import _catalog, _job
+from artifactr.files.apps.libreoffice._availability import (
+    SYSTEM_PYTHON,
+    Availability,
+    available,
+    can_unshare,
+)
 from artifactr.files.core.app import (
     EDIT_DEADLINE,
     RENDER_DEADLINE,
@@ -59,72 +64,9 @@ DPI: Final = 96
 MIN_SCALE, MAX_SCALE = 0.1, 4.0
 """The scales a render is clamped to."""
 
-SYSTEM_PYTHON: Final = "/usr/bin/python3"
-"""The Python that has Debian's ``python3-uno``."""
-
 _TOO_LARGE: Final = frozenset(
     {"too_many_entries", "part_too_large", "total_too_large", "inflate_ratio", "too_large"}
 )
-
-
-# ─── what is here ─────────────────────────────────────────────────────────────
-
-
-@dataclass(frozen=True)
-class Availability:
-    """Whether LibreOffice can run here, and if not, why not."""
-
-    soffice: str | None
-    """The office's program, if found."""
-    python: str | None
-    """The Python with ``uno``, if found."""
-    pdftoppm: str | None
-    """Poppler's rasteriser, if found."""
-    missing: tuple[str, ...]
-    """What is missing, in words, with the package that brings it."""
-
-    @property
-    def ok(self) -> bool:
-        """Whether everything the adapter needs is here."""
-        return not self.missing
-
-    def __bool__(self) -> bool:
-        return self.ok
-
-
-def available(soffice: str = "soffice", python: str = SYSTEM_PYTHON) -> Availability:
-    """Return whether ``soffice``, a Python with ``uno`` and ``pdftoppm`` are here, or why not."""
-    missing: list[str] = []
-    office = shutil.which(soffice)
-    if office is None:
-        missing.append(f"no `{soffice}` on the PATH (apt-get install libreoffice-writer)")
-    interpreter = shutil.which(python)
-    if interpreter is None:
-        missing.append(f"no Python at `{python}` (apt-get install python3-uno)")
-    elif not _has_uno(interpreter):
-        missing.append(f"`{python}` can't import uno (apt-get install python3-uno)")
-        interpreter = None
-    raster = shutil.which("pdftoppm")
-    if raster is None:
-        missing.append("no `pdftoppm` on the PATH (apt-get install poppler-utils)")
-    return Availability(office, interpreter, raster, tuple(missing))
-
-
-def _has_uno(python: str) -> bool:
-    check = subprocess.run(
-        [python, "-c", "import uno"], capture_output=True, timeout=30, check=False
-    )
-    return check.returncode == 0
-
-
-def _can_unshare() -> bool:
-    unshare = shutil.which("unshare")
-    if unshare is None:
-        return False
-    probe = subprocess.run(
-        [unshare, "--net", "--", "true"], capture_output=True, timeout=30, check=False
-    )
-    return probe.returncode == 0
 
 
 # ─── the driver's replies ─────────────────────────────────────────────────────
@@ -234,7 +176,7 @@ class LibreOffice:
             AppCrashed: If isolation is required and the platform can't give it.
         """
         if self._isolated is None:
-            can = self.isolate_network is not False and await asyncio.to_thread(_can_unshare)
+            can = self.isolate_network is not False and await asyncio.to_thread(can_unshare)
             if self.isolate_network and not can:
                 raise AppCrashed(
                     "libreoffice must run without a network, and `unshare --net` can't here "
@@ -280,10 +222,12 @@ class LibreOffice:
             )
         return source
 
-    async def _screen(self, source: Source) -> tuple[bytes, str]:
+    async def _screen(self, source: Source, screened: str | None) -> tuple[bytes, str]:
         """Return the file's bytes and fingerprint, or refuse it before any office starts."""
         content = await self._bytes(source)
-        return content, await asyncio.to_thread(_fingerprint, content)
+        if screened is None:
+            screened = await asyncio.to_thread(_fingerprint, content)
+        return content, screened
 
     async def apply(
         self,
@@ -292,13 +236,16 @@ class LibreOffice:
         *,
         deadline: float = EDIT_DEADLINE,
         author: str | None = None,
+        screened: str | None = None,
     ) -> Edited:
         """Run a batch of commands on a file; return the saved file, inspected.
 
         The batch is atomic: every command runs on the loaded document, and the file is saved
         only if all succeed. Edits made while tracking changes, and comments, are by ``author``
         (trimmed; blank means the adapter's ``author``). The inspection is of the saved file,
-        loaded again, so its ids are those the next call sees.
+        loaded again, so its ids are those the next call sees. ``screened`` is the file's
+        fingerprint if the caller has screened it already (the worker has): it is not screened
+        again, here or by :meth:`inspect` and :meth:`render`.
 
         Raises:
             AppRefused: If a command is unknown, has bad parameters or can't be done (``command
@@ -308,7 +255,7 @@ class LibreOffice:
             AppTooLarge: If the file or the saved file is over ``max_size``.
         """
         _catalog.check(commands)
-        content, _ = await self._screen(source)
+        content, _ = await self._screen(source, screened)
         who = (author or "").strip() or self.author
         reply = await _job.run(
             await self._runner(),
@@ -327,7 +274,9 @@ class LibreOffice:
             ),
         )
 
-    async def inspect(self, source: Source, *, deadline: float = EDIT_DEADLINE) -> Inspection:
+    async def inspect(
+        self, source: Source, *, deadline: float = EDIT_DEADLINE, screened: str | None = None
+    ) -> Inspection:
         """Return what LibreOffice reads in a file: outline, text, review, pages, fingerprint.
 
         The text is the body in reading order (a table's rows as tab-separated cells), then the
@@ -339,7 +288,7 @@ class LibreOffice:
             AppRefused: If the file is not a .docx, or the office can't open it.
             AppFailure: As :meth:`apply`.
         """
-        content, digest = await self._screen(source)
+        content, digest = await self._screen(source, screened)
         reply = await _job.run(
             await self._runner(), "inspect", content, deadline=deadline, author=self.author
         )
@@ -387,7 +336,7 @@ class LibreOffice:
         """
         return (await self._export(await self._bytes(source), deadline)).pdf
 
-    async def _export(self, content: bytes, deadline: float) -> _Exported:
+    async def _export(self, content: bytes, deadline: float, screened: bool = False) -> _Exported:
         """Return the content's PDF: kept, being exported, or exported now.
 
         The export runs as a task of its own, under ``export_deadline``: a caller whose deadline
@@ -401,7 +350,8 @@ class LibreOffice:
             self._pdfs.move_to_end(key)
             return cached
         # Screened only when no PDF is kept: a further page costs no screening.
-        await asyncio.to_thread(_fingerprint, content)
+        if not screened:
+            await asyncio.to_thread(_fingerprint, content)
         runner = await self._runner()
         # No await between this look and the registration: one export a content at a time.
         task = self._exporting.get(key)
@@ -442,7 +392,13 @@ class LibreOffice:
             self._pdfs.popitem(last=False)
 
     async def render(
-        self, source: Source, page: int, *, scale: float = 1.0, deadline: float = RENDER_DEADLINE
+        self,
+        source: Source,
+        page: int,
+        *,
+        scale: float = 1.0,
+        deadline: float = RENDER_DEADLINE,
+        screened: str | None = None,
     ) -> bytes:
         """Return one page (from 1) as a PNG at 96 dpi times ``scale`` (clamped to 0.1-4).
 
@@ -458,7 +414,7 @@ class LibreOffice:
         """
         if not math.isfinite(scale):
             raise AppRefused("bad parameters: `scale` must be a number")
-        exported = await self._export(await self._bytes(source), deadline)
+        exported = await self._export(await self._bytes(source), deadline, screened is not None)
         if not 1 <= page <= exported.pages:
             raise AppRefused(f"no page {page}: the document has {exported.pages}")
         dpi = DPI * min(max(scale, MIN_SCALE), MAX_SCALE)

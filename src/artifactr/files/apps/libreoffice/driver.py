@@ -1,5 +1,8 @@
 """LibreOffice's driver: one job, run by the system Python with Debian's python3-uno (ADR-0008).
 
+It is one module of some 900 lines on purpose: another interpreter runs it by path, as a single
+file that imports nothing of this package, so its parts can't live in modules beside it.
+
 The adapter never imports ``uno``: it writes a job (``job.json`` and the file) into a fresh
 directory and runs ``/usr/bin/python3 driver.py <dir>``. The driver writes a fresh profile
 (macros off, no lock files, the author as the user's name), starts ``soffice --headless`` on a

@@ -25,17 +25,18 @@ Choosing an adapter:
     edited = await app.apply(source, [replace], author="Ada Lovelace")
 """
 
-from artifactr.files.apps.wordcraft._session import (
+from artifactr.files.apps.wordcraft._jobs import (
     MAX_FILE,
     MAX_REPLY,
     ApplyJob,
     CommandsJob,
     InspectJob,
     Job,
+    JobResult,
     Limits,
     RenderJob,
-    run_job,
 )
+from artifactr.files.apps.wordcraft._session import run_job
 from artifactr.files.apps.wordcraft.subprocess import Subprocess, WordCraftSubprocess
 from artifactr.files.apps.wordcraft.worker import WordCraftWorker, Worker
 
@@ -46,6 +47,7 @@ __all__ = [
     "CommandsJob",
     "InspectJob",
     "Job",
+    "JobResult",
     "Limits",
     "RenderJob",
     "Subprocess",

@@ -1,14 +1,17 @@
-"""WordCraft jobs: one stateless call to ``wordcraft-cli mcp`` over stdio (RFC-0003).
+"""WordCraft's job runner: one stateless call to ``wordcraft-cli mcp`` over stdio (RFC-0003).
 
-A job is one call of the App port (an edit, an inspection, a render or a listing of commands)
-in a process of its own, which nothing else shares:
+A job (:mod:`._jobs`) is one call of the App port in a process of its own, which nothing else
+shares. :func:`run_job` runs it, and is shared by
+:class:`~artifactr.files.apps.wordcraft.Subprocess` and the worker service:
 
 1. **Refusals come first**, before any process starts: a file over the size limit, or one the
-   fingerprint's screening refuses (not a .docx package, or a zip bomb), a command that could
-   reach the file system (WordCraft confines nothing itself: ``file.*``, ``insert.picture``,
-   exports, and parameters that name a path), and an author WordCraft would read as a flag.
+   zip screen refuses (not a .docx package, or a zip bomb), a command that could reach the file
+   system (WordCraft confines nothing itself: ``file.*``, ``insert.picture``, exports, and
+   parameters that name a path), and an author WordCraft would read as a flag. A file the
+   caller has screened already (the worker screens every file, and passes its fingerprint on)
+   is not screened again.
 2. A fresh, empty temporary directory becomes the process's working directory, and the process
-   starts in a session, so in a process group, of its own.
+   starts in a process group of its own (:mod:`._process`).
 3. The official MCP SDK's :class:`~mcp.client.session.ClientSession` talks to it over its pipes:
    ``initialize`` (its ``serverInfo`` becomes the :class:`~artifactr.files.core.app.About`), the
    file opened from bytes (``execute file.open {path, data}``), the batch (``batch``, which stops at
@@ -17,55 +20,33 @@ in a process of its own, which nothing else shares:
    ``review.comments``, ``review.changes`` and ``file.info``. An edit's inspection is of the file as
    saved, not of the app's model before saving.
 4. Whatever happened, the whole process group is killed with SIGKILL, and the directory wiped.
-   (Process groups make this POSIX only, as the worker is.)
 
-The pipes are this module's, not the SDK's ``stdio_client``: that transport reads lines of any
-length and stops a server gently (close stdin, wait, SIGTERM, wait), where a job must cap what it
-reads and kill at once when its deadline passes. The SDK's models still parse and write every
-message; this module only splits stdout into lines. Each failure is typed (``refused``,
-``timeout``, ``crashed`` or ``too_large``), so the worker can send it back by kind.
-
-:func:`run_job` is shared by :class:`~artifactr.files.apps.wordcraft.Subprocess` and the worker
-service.
+Each failure is typed (``refused``, ``timeout``, ``crashed`` or ``too_large``), so the worker
+can send it back by kind.
 """
 
 import base64
-import os
 import re
-import signal
 import tempfile
-from collections.abc import Awaitable, Callable, Mapping, Sequence
-from contextlib import suppress
-from dataclasses import dataclass, field
-from importlib.metadata import version
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import IO, Annotated, Final, Literal, overload
+from typing import IO, Final, Literal, overload
 
 import anyio
-from anyio.abc import ByteReceiveStream, ByteSendStream, Process
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.session import ClientSession
 from mcp.client.stdio import get_default_environment
-from mcp.shared.exceptions import MCPError
-from mcp.shared.message import SessionMessage
-from mcp.types import (
-    CONNECTION_CLOSED,
-    CallToolResult,
-    ImageContent,
-    Implementation,
-    TextContent,
-    jsonrpc_message_adapter,
-)
-from pydantic import (
-    Base64Bytes,
-    BaseModel,
-    ConfigDict,
-    Field,
-    JsonValue,
-    TypeAdapter,
-    ValidationError,
-)
+from mcp.types import CallToolResult, ImageContent, TextContent
+from pydantic import Base64Bytes, BaseModel, ConfigDict, JsonValue, TypeAdapter, ValidationError
 
+from artifactr.files.apps.wordcraft._jobs import (
+    DEFAULT_LIMITS,
+    ApplyJob,
+    CommandsJob,
+    InspectJob,
+    Limits,
+    RenderJob,
+)
+from artifactr.files.apps.wordcraft._process import Script, converse
 from artifactr.files.core.app import (
     EDIT_DEADLINE,
     About,
@@ -76,36 +57,14 @@ from artifactr.files.core.app import (
     ReviewItem,
     Source,
 )
-from artifactr.files.core.errors import (
-    AppCrashed,
-    AppFailure,
-    AppRefused,
-    AppTimeout,
-    AppTooLarge,
-    UnsafeFile,
-)
+from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge, UnsafeFile
 from artifactr.files.core.fingerprint import fingerprint
-
-MAX_FILE: Final = 64 * 1024 * 1024
-"""Bytes a file may have, going in or read back after saving, by default."""
-
-MAX_REPLY: Final = 64 * 1024 * 1024
-"""Bytes the app may write on stdout in one job, by default."""
 
 SOURCE: Final = "in.docx"
 """The name the file is opened under; WordCraft reads its format from it, and nothing from disk."""
 
 SAVED: Final = "out.docx"
 """The name the app saves to, inside the job's directory."""
-
-GRACE: Final = 1.0
-"""Seconds to wait, once the app has closed its output, for its exit status and last words."""
-
-STDERR_TAIL: Final = 2_000
-"""Bytes of the app's stderr kept, from its end, to explain a crash."""
-
-CLIENT: Final = Implementation(name="artifactr.files", version=version("artifactr-files-ai"))
-"""Who the adapter says it is in the ``initialize`` handshake."""
 
 _PATH_WORDS: Final = frozenset(
     {"path", "paths", "file", "files", "filename", "src", "href", "dir", "directory", "folder"}
@@ -129,70 +88,6 @@ _HEADING: Final = re.compile(r"^(?:heading ?([1-9])|title)$", re.I)
 """A paragraph style that belongs in the outline, with its level (a title is level 1)."""
 
 
-# ─── jobs ─────────────────────────────────────────────────────────────────────
-
-
-class _Job(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    author: str | None = None
-    """Who tracked changes, comments and ``cp:lastModifiedBy`` are attributed to."""
-
-
-class ApplyJob(_Job):
-    """Run a batch on a file, save it, and inspect the saved file."""
-
-    kind: Literal["apply"] = "apply"
-    """The job's kind."""
-    commands: tuple[AppCommand, ...] = ()
-    """The batch, in order; it stops at the first command the app refuses."""
-
-
-class InspectJob(_Job):
-    """Read a file: outline, text, review and pages."""
-
-    kind: Literal["inspect"] = "inspect"
-    """The job's kind."""
-
-
-class RenderJob(_Job):
-    """Render one page of a file as a PNG."""
-
-    kind: Literal["render"] = "render"
-    """The job's kind."""
-    page: int = 1
-    """The page, from 1."""
-    scale: float = 1.0
-    """Pixels per point; WordCraft clamps it to 0.1 to 4."""
-
-
-class CommandsJob(_Job):
-    """List the app's commands."""
-
-    kind: Literal["commands"] = "commands"
-    """The job's kind."""
-    query: str = ""
-    """A filter on the commands' ids, labels and places in the ribbon; empty for all."""
-
-
-Job = Annotated[ApplyJob | InspectJob | RenderJob | CommandsJob, Field(discriminator="kind")]
-"""One call of the App port, as the worker receives it (the file travels beside it)."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """What a job may read and write, in bytes."""
-
-    max_file: int = MAX_FILE
-    """The largest file, going in or read back after saving."""
-    max_reply: int = MAX_REPLY
-    """The most the app may write on stdout in one job."""
-
-
-DEFAULT_LIMITS: Final = Limits()
-"""The limits a job has unless it is given others."""
-
-
 # ─── the job ──────────────────────────────────────────────────────────────────
 
 
@@ -206,6 +101,7 @@ async def run_job(
     env: Mapping[str, str] | None = ...,
     limits: Limits = ...,
     build: str | None = ...,
+    screened: str | None = ...,
 ) -> Edited: ...
 @overload
 async def run_job(
@@ -217,6 +113,7 @@ async def run_job(
     env: Mapping[str, str] | None = ...,
     limits: Limits = ...,
     build: str | None = ...,
+    screened: str | None = ...,
 ) -> Inspection: ...
 @overload
 async def run_job(
@@ -228,6 +125,7 @@ async def run_job(
     env: Mapping[str, str] | None = ...,
     limits: Limits = ...,
     build: str | None = ...,
+    screened: str | None = ...,
 ) -> bytes: ...
 @overload
 async def run_job(
@@ -239,6 +137,7 @@ async def run_job(
     env: Mapping[str, str] | None = ...,
     limits: Limits = ...,
     build: str | None = ...,
+    screened: str | None = ...,
 ) -> tuple[CommandSpec, ...]: ...
 async def run_job(
     command: Sequence[str],
@@ -249,6 +148,7 @@ async def run_job(
     env: Mapping[str, str] | None = None,
     limits: Limits = DEFAULT_LIMITS,
     build: str | None = None,
+    screened: str | None = None,
 ) -> Edited | Inspection | bytes | tuple[CommandSpec, ...]:
     """Return what one job gives, run by a fresh ``<command> mcp`` in an empty directory.
 
@@ -262,6 +162,8 @@ async def run_job(
         env: Variables set for the app, over a minimal environment (``PATH``, ``HOME``...).
         limits: What the job may read and write.
         build: The app's build, recorded in :class:`~artifactr.files.core.app.About`.
+        screened: The file's fingerprint, if the caller has screened it already (the worker
+            does, with its own limits): it is not read to be screened again.
 
     Returns:
         The saved file and its inspection (:class:`ApplyJob`), the inspection
@@ -278,13 +180,13 @@ async def run_job(
     # serving (the worker's health checks, the application's other requests).
     if not isinstance(source, bytes):
         source = await anyio.to_thread.run_sync(_read_all, source, limits.max_file)
-    author, screened = await anyio.to_thread.run_sync(_screen, job, source, limits)
+    author, screened = await anyio.to_thread.run_sync(_screen, job, source, limits, screened)
     argv = [*command, "mcp", *(("--author", author) if author else ())]
     environment = get_default_environment() | dict(env or {})
     with tempfile.TemporaryDirectory(prefix="wordcraft-") as directory:
         workdir = Path(directory)
         with anyio.move_on_after(deadline):
-            return await _converse(
+            return await converse(
                 argv,
                 workdir,
                 environment,
@@ -300,13 +202,19 @@ def _read_all(source: IO[bytes], limit: int) -> bytes:
 
 
 def _screen(
-    job: ApplyJob | InspectJob | RenderJob | CommandsJob, source: bytes, limits: Limits
+    job: ApplyJob | InspectJob | RenderJob | CommandsJob,
+    source: bytes,
+    limits: Limits,
+    screened: str | None,
 ) -> tuple[str, str]:
     """Return the author and the source's fingerprint, or refuse the job before the app starts."""
     if len(source) > limits.max_file:
         raise AppTooLarge(f"the file has {len(source)} bytes, over the limit of {limits.max_file}")
-    # Screening reads the zip within limits: a hostile file never reaches the app.
-    screened = "" if isinstance(job, CommandsJob) else fingerprint(source)
+    if isinstance(job, CommandsJob):
+        screened = ""
+    elif screened is None:
+        # Screening reads the zip within limits: a hostile file never reaches the app.
+        screened = fingerprint(source)
     for step in job.commands if isinstance(job, ApplyJob) else ():
         _confine(step)
     author = (job.author or "").strip()
@@ -335,137 +243,6 @@ def _confine_value(command: str, key: str, value: JsonValue) -> None:
     elif isinstance(value, list):
         for item in value:
             _confine_value(command, key, item)
-
-
-# ─── the process ──────────────────────────────────────────────────────────────
-
-type _Script[T] = Callable[[ClientSession], Awaitable[T]]
-
-
-@dataclass
-class _Failed:
-    error: Exception
-
-
-@dataclass
-class _Wire:
-    """The app's pipes: stdout split into messages under a cap, stderr's tail kept."""
-
-    limit: int
-    read: int = 0
-    failure: AppFailure | None = None
-    stderr: bytes = b""
-    stderr_closed: anyio.Event = field(default_factory=anyio.Event)
-
-    async def replies(
-        self, stdout: ByteReceiveStream, sink: MemoryObjectSendStream[SessionMessage | Exception]
-    ) -> None:
-        line = bytearray()
-        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError):
-            async with sink:
-                async for chunk in stdout:
-                    self.read += len(chunk)
-                    if self.read > self.limit:
-                        self.failure = AppTooLarge(f"wordcraft wrote more than {self.limit} bytes")
-                        return
-                    *complete, rest = chunk.split(b"\n")
-                    for piece in complete:
-                        line += piece
-                        try:
-                            message = jsonrpc_message_adapter.validate_json(line, by_name=False)
-                        except ValidationError:
-                            self.failure = AppCrashed(
-                                f"wordcraft wrote a line that isn't JSON-RPC: {bytes(line[:200])!r}"
-                            )
-                            return
-                        await sink.send(SessionMessage(message))
-                        line = bytearray()
-                    line += rest
-
-    @staticmethod
-    async def requests(
-        source: MemoryObjectReceiveStream[SessionMessage], stdin: ByteSendStream
-    ) -> None:
-        with suppress(anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            async with source:
-                async for message in source:
-                    wire = message.message.model_dump_json(by_alias=True, exclude_unset=True)
-                    await stdin.send(wire.encode() + b"\n")
-
-    async def complaints(self, stderr: ByteReceiveStream) -> None:
-        with suppress(anyio.ClosedResourceError):
-            async for chunk in stderr:
-                self.stderr = (self.stderr + chunk)[-STDERR_TAIL:]
-        self.stderr_closed.set()
-
-
-async def _converse[T](
-    argv: Sequence[str], workdir: Path, env: Mapping[str, str], limits: Limits, script: _Script[T]
-) -> T:
-    try:
-        process = await anyio.open_process(argv, cwd=workdir, env=env, start_new_session=True)
-    except OSError as error:
-        raise AppCrashed(f"wordcraft could not start: {error}") from error
-    try:
-        return await _talk(process, limits, script)
-    finally:
-        with anyio.CancelScope(shield=True):
-            _kill_group(process.pid)
-            await process.aclose()
-
-
-def _kill_group(pgid: int) -> None:
-    """Kill the job's whole process group; its leader's pid is the group's id."""
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-async def _talk[T](process: Process, limits: Limits, script: _Script[T]) -> T:
-    stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
-    assert stdin is not None
-    assert stdout is not None
-    assert stderr is not None
-    wire = _Wire(limits.max_reply)
-    replies, reads = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    writes, requests = anyio.create_memory_object_stream[SessionMessage](0)
-    outcome: T | _Failed = _Failed(AppCrashed("wordcraft's session ended without an answer"))
-    async with anyio.create_task_group() as pumps:
-        pumps.start_soon(wire.replies, stdout, replies)
-        pumps.start_soon(wire.requests, requests, stdin)
-        pumps.start_soon(wire.complaints, stderr)
-        try:
-            outcome = await _attempt(ClientSession(reads, writes, client_info=CLIENT), script)
-            if isinstance(outcome, _Failed):
-                outcome = _Failed(await _typed(outcome.error, wire, process))
-        finally:
-            pumps.cancel_scope.cancel()
-    if isinstance(outcome, _Failed):
-        raise outcome.error
-    return outcome
-
-
-async def _attempt[T](session: ClientSession, script: _Script[T]) -> T | _Failed:
-    # Nothing may be raised inside the session: its task group would wrap it in a group. Any
-    # error is kept, to be typed: the app is a program this adapter does not trust.
-    async with session:
-        try:
-            return await script(session)
-        except Exception as error:
-            return _Failed(error)
-
-
-async def _typed(error: Exception, wire: _Wire, process: Process) -> AppFailure:
-    if isinstance(error, AppFailure):
-        return error
-    if isinstance(error, MCPError) and error.code == CONNECTION_CLOSED:
-        if wire.failure is not None:
-            return wire.failure
-        with anyio.move_on_after(GRACE):
-            await wire.stderr_closed.wait()
-            await process.wait()
-        said = wire.stderr.decode(errors="replace").strip() or "nothing on stderr"
-        return AppCrashed(f"wordcraft stopped (exit status {process.returncode}): {said}")
-    return AppCrashed(f"wordcraft answered something this adapter can't read: {error}")
 
 
 # ─── the conversation ─────────────────────────────────────────────────────────
@@ -546,7 +323,7 @@ def _script(
     workdir: Path,
     limits: Limits,
     build: str | None,
-) -> _Script[Edited | Inspection | bytes | tuple[CommandSpec, ...]]:
+) -> Script[Edited | Inspection | bytes | tuple[CommandSpec, ...]]:
     async def script(
         session: ClientSession,
     ) -> Edited | Inspection | bytes | tuple[CommandSpec, ...]:

@@ -13,34 +13,20 @@ import hashlib
 import shutil
 from collections.abc import Mapping, Sequence
 
-from artifactr.files.apps.wordcraft._session import (
-    DEFAULT_LIMITS,
-    ApplyJob,
-    CommandsJob,
-    InspectJob,
-    Limits,
-    RenderJob,
-    run_job,
-)
-from artifactr.files.core.app import (
-    EDIT_DEADLINE,
-    RENDER_DEADLINE,
-    AppCommand,
-    CommandSpec,
-    Edited,
-    Inspection,
-    Source,
-)
+from artifactr.files.apps.wordcraft._jobs import DEFAULT_LIMITS, Job, JobAdapter, JobResult, Limits
+from artifactr.files.apps.wordcraft._session import run_job
+from artifactr.files.core.app import EDIT_DEADLINE, Source
 
 
-class WordCraftSubprocess:
+class WordCraftSubprocess(JobAdapter):
     """WordCraft run locally, one ``wordcraft-cli mcp`` process per call, over MCP on stdio.
 
     Each call is stateless (bytes in, bytes out; a source may also be a binary file, read from
     its start) and has a deadline, after which the process and everything it started are killed.
     Failures are typed: ``refused`` (with WordCraft's reason, or because a command names a path),
     ``timeout``, ``crashed`` and ``too_large``; a file that isn't a .docx package is
-    :class:`~artifactr.files.core.errors.UnsafeFile`.
+    :class:`~artifactr.files.core.errors.UnsafeFile`. The base maps each call to a job, which
+    :func:`~artifactr.files.apps.wordcraft.run_job` runs.
 
     Args:
         command: The program and its first arguments; ``mcp`` and ``--author`` follow them.
@@ -74,29 +60,9 @@ class WordCraftSubprocess:
         """The app's short name."""
         return "wordcraft"
 
-    async def apply(
-        self,
-        source: Source,
-        commands: Sequence[AppCommand],
-        *,
-        deadline: float = EDIT_DEADLINE,
-        author: str | None = None,
-    ) -> Edited:
-        """Run a batch of commands on a file; return the saved file, inspected.
-
-        ``author`` (trimmed; blank means WordCraft's default) is passed as ``--author``, so
-        tracked changes, comments and ``cp:lastModifiedBy`` name the acting person or agent. The
-        inspection is of the file as saved, opened again in the same process.
-
-        Raises:
-            UnsafeFile: If the file is not a .docx package, or a hostile one (a zip bomb).
-            AppRefused: If a command names a path, or WordCraft refuses one (the batch stops).
-            AppTimeout: If the deadline passes.
-            AppCrashed: If WordCraft dies or answers nonsense.
-            AppTooLarge: If the file, the saved file or WordCraft's output is over its limit.
-        """
-        job = ApplyJob(commands=tuple(commands), author=author)
-        return await run_job(
+    async def run(self, job: Job, source: Source, deadline: float) -> JobResult:
+        """Return what one job gives, run by a fresh ``wordcraft-cli mcp`` here."""
+        result = await run_job(
             self.command,
             job,
             source,
@@ -105,58 +71,7 @@ class WordCraftSubprocess:
             limits=self.limits,
             build=self.build,
         )
-
-    async def inspect(self, source: Source, *, deadline: float = EDIT_DEADLINE) -> Inspection:
-        """Return what WordCraft reads in a file: outline, text, review, pages, fingerprint.
-
-        Raises:
-            UnsafeFile: As :meth:`apply`.
-            AppFailure: As :meth:`apply`.
-        """
-        return await run_job(
-            self.command,
-            InspectJob(),
-            source,
-            deadline=deadline,
-            env=self.env,
-            limits=self.limits,
-            build=self.build,
-        )
-
-    async def render(
-        self, source: Source, page: int, *, scale: float = 1.0, deadline: float = RENDER_DEADLINE
-    ) -> bytes:
-        """Return one page (from 1) as a PNG.
-
-        Raises:
-            AppRefused: If there is no such page.
-            UnsafeFile: As :meth:`apply`.
-            AppFailure: As :meth:`apply`.
-        """
-        return await run_job(
-            self.command,
-            RenderJob(page=page, scale=scale),
-            source,
-            deadline=deadline,
-            env=self.env,
-            limits=self.limits,
-            build=self.build,
-        )
-
-    async def commands(self, query: str = "") -> Sequence[CommandSpec]:
-        """Return WordCraft's commands whose id, label or place in the ribbon contains ``query``.
-
-        Raises:
-            AppFailure: As :meth:`apply`.
-        """
-        return await run_job(
-            self.command,
-            CommandsJob(query=query),
-            deadline=self.deadline,
-            env=self.env,
-            limits=self.limits,
-            build=self.build,
-        )
+        return JobResult.of(result)
 
 
 Subprocess = WordCraftSubprocess

@@ -37,31 +37,15 @@ between calls::
 """
 
 import math
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator
 from typing import Final
 
 import anyio
 import httpx2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from artifactr.files.apps.wordcraft._session import (
-    MAX_FILE,
-    MAX_REPLY,
-    ApplyJob,
-    CommandsJob,
-    InspectJob,
-    Job,
-    RenderJob,
-)
-from artifactr.files.core.app import (
-    EDIT_DEADLINE,
-    RENDER_DEADLINE,
-    AppCommand,
-    CommandSpec,
-    Edited,
-    Inspection,
-    Source,
-)
+from artifactr.files.apps.wordcraft._jobs import MAX_FILE, MAX_REPLY, Job, JobAdapter, JobResult
+from artifactr.files.core.app import EDIT_DEADLINE, CommandSpec, Inspection, Source
 from artifactr.files.core.errors import (
     AppCrashed,
     AppTimeout,
@@ -157,7 +141,7 @@ UNSAFE_STATUS: Final = 422
 # ─── the adapter ──────────────────────────────────────────────────────────────
 
 
-class WordCraftWorker:
+class WordCraftWorker(JobAdapter):
     """The worker's app (WordCraft, or LibreOffice), in its sandbox, one HTTP request per call.
 
     Each call is stateless (bytes in, bytes out) and has a deadline: the worker stops the app
@@ -204,69 +188,8 @@ class WordCraftWorker:
         """The app's short name: the worker's app."""
         return self.app
 
-    async def apply(
-        self,
-        source: Source,
-        commands: Sequence[AppCommand],
-        *,
-        deadline: float = EDIT_DEADLINE,
-        author: str | None = None,
-    ) -> Edited:
-        """Run a batch of commands on a file in the worker; return the saved file, inspected.
-
-        Raises:
-            UnsafeFile: If the worker's screening refuses the file (a zip bomb, a DTD...).
-            AppRefused: If a command names a path, or WordCraft refuses one (the batch stops).
-            AppTimeout: If the deadline passes, or the worker stays busy until it does.
-            AppCrashed: If WordCraft dies, or the worker can't be reached or answers nonsense.
-            AppTooLarge: If the file, the saved file or a reply is over its limit.
-        """
-        job = ApplyJob(commands=tuple(commands), author=author)
-        outcome, content = await self._call(job, source, deadline)
-        return Edited(content=content, inspection=_inspection(outcome))
-
-    async def inspect(self, source: Source, *, deadline: float = EDIT_DEADLINE) -> Inspection:
-        """Return what WordCraft reads in a file: outline, text, review, pages, fingerprint.
-
-        Raises:
-            UnsafeFile: As :meth:`apply`.
-            AppFailure: As :meth:`apply`.
-        """
-        outcome, _ = await self._call(InspectJob(), source, deadline)
-        return _inspection(outcome)
-
-    async def render(
-        self, source: Source, page: int, *, scale: float = 1.0, deadline: float = RENDER_DEADLINE
-    ) -> bytes:
-        """Return one page (from 1) as a PNG.
-
-        Raises:
-            AppRefused: If there is no such page.
-            UnsafeFile: As :meth:`apply`.
-            AppFailure: As :meth:`apply`.
-        """
-        _, png = await self._call(RenderJob(page=page, scale=scale), source, deadline)
-        return png
-
-    async def commands(self, query: str = "") -> Sequence[CommandSpec]:
-        """Return WordCraft's commands whose id, label or place in the ribbon contains ``query``.
-
-        Raises:
-            AppFailure: As :meth:`apply`.
-        """
-        outcome, _ = await self._call(CommandsJob(query=query), None, self.deadline)
-        if outcome.commands is None:
-            raise AppCrashed("the worker's result holds no catalog")
-        return outcome.commands
-
-    # ─── one call ───
-
-    async def _call(
-        self,
-        job: ApplyJob | InspectJob | RenderJob | CommandsJob,
-        source: Source | None,
-        deadline: float,
-    ) -> tuple[Outcome, bytes]:
+    async def run(self, job: Job, source: Source, deadline: float) -> JobResult:
+        """Return what one job gives, run by the worker: see the module's docstring."""
         head = frame(Call(job=job, deadline=deadline))
         patience = deadline + self.slack
         timeout = httpx2.Timeout(None, connect=CONNECT_TIMEOUT)
@@ -275,7 +198,8 @@ class WordCraftWorker:
                 while True:
                     status, retry_after, body = await self._post(client, head, source)
                     if status != 503:
-                        return self._checked(_result(status, body))
+                        outcome, content = self._checked(_result(status, body))
+                        return JobResult(content, outcome.inspection, outcome.commands)
                     await anyio.sleep(retry_after)
         raise AppTimeout(f"the worker gave no result within {patience:g} s")
 
@@ -286,7 +210,7 @@ class WordCraftWorker:
         return result
 
     async def _post(
-        self, client: httpx2.AsyncClient, head: bytes, source: Source | None
+        self, client: httpx2.AsyncClient, head: bytes, source: Source
     ) -> tuple[int, float, bytes]:
         headers = {
             "Authorization": f"Bearer {self._token}",
@@ -311,20 +235,18 @@ class WordCraftWorker:
         return response.status_code, _retry_after(response.headers), bytes(body)
 
 
-def _size(source: Source | None) -> int:
-    if source is None:
-        return 0
+def _size(source: Source) -> int:
     if isinstance(source, bytes):
         return len(source)
     return source.seek(0, 2)
 
 
-async def _body(head: bytes, source: Source | None) -> AsyncIterator[bytes]:
+async def _body(head: bytes, source: Source) -> AsyncIterator[bytes]:
     yield head
     if isinstance(source, bytes):
         for start in range(0, len(source), CHUNK_SIZE):
             yield source[start : start + CHUNK_SIZE]
-    elif source is not None:
+    else:
         source.seek(0)
         while chunk := source.read(CHUNK_SIZE):
             yield chunk
@@ -357,12 +279,6 @@ def _result(status: int, body: bytes) -> tuple[Outcome, bytes]:
     if problem.failure is not None:
         raise failure_of(problem.failure, problem.reason)
     raise AppCrashed(f"the worker answered {status}: {problem.reason}")
-
-
-def _inspection(outcome: Outcome) -> Inspection:
-    if outcome.inspection is None:
-        raise AppCrashed("the worker's result holds no inspection")
-    return outcome.inspection
 
 
 Worker = WordCraftWorker

@@ -507,3 +507,39 @@ def test_an_archive_that_spans_several_disks_is_refused() -> None:
     with pytest.raises(UnsafeFile, match="spans several disks") as refused:
         screen(bytes(data))
     assert refused.value.reason == "not_a_zip"
+
+
+def unicode_path(header: str, name: bytes, *, version: int = 1) -> bytes:
+    """Return Info-ZIP's Unicode Path field (0x7075) that names a part ``header`` as ``name``."""
+    body = bytes([version]) + zlib.crc32(header.encode()).to_bytes(4, "little") + name
+    return (0x7075).to_bytes(2, "little") + len(body).to_bytes(2, "little") + body
+
+
+def test_a_part_named_a_second_way_is_refused_as_zipfile_would_read_that_name() -> None:
+    # zipfile renames the part to word/document.xml: a second body the screen never checked.
+    twin = deflated("word/notes.xml", b"<w:document/>")
+    renamed = twin._replace(extra=unicode_path("word/notes.xml", BODY.encode()))
+    data = build(package(deflated(BODY, DOCUMENT), renamed))
+    assert zipfile.ZipFile(io.BytesIO(data)).namelist()[-1] == BODY
+    with pytest.raises(UnsafeFile, match=r"names the part word/notes\.xml a second way") as refused:
+        fingerprint(data)
+    assert refused.value.reason == "not_a_zip"
+
+
+def test_a_unicode_path_field_zipfile_ignores_or_that_agrees_changes_nothing() -> None:
+    body = deflated(BODY, DOCUMENT)
+    plain = fingerprint(build(package(body)))
+    for extra in (
+        unicode_path(BODY, BODY.encode()),  # the same name
+        unicode_path(BODY, b""),  # empty: zipfile keeps the header's name
+        unicode_path(BODY, b"word/other.xml", version=2),  # a version zipfile doesn't read
+        unicode_path("word/else.xml", b"word/other.xml"),  # another name's CRC-32
+    ):
+        assert fingerprint(build(package(body._replace(extra=extra)))) == plain
+
+
+def test_a_corrupt_unicode_path_field_is_refused() -> None:
+    part = deflated(BODY, DOCUMENT)._replace(extra=b"\x75\x70\x02\x00\x01\x00")
+    with pytest.raises(UnsafeFile, match="corrupt Unicode Path field") as refused:
+        fingerprint(build(package(part)))
+    assert refused.value.reason == "not_a_zip"

@@ -180,6 +180,8 @@ _LOCAL_SIGNATURE: Final = b"PK\x03\x04"
 _MAX_COMMENT: Final = 0xFFFF
 _SATURATED: Final = 0xFFFFFFFF
 _ZIP64_FIELD: Final = 0x0001
+_UNICODE_PATH_FIELD: Final = 0x7075
+"""Info-ZIP's Unicode Path field, which Python's zipfile reads as the part's name."""
 _ENCRYPTED: Final = 0x0001
 _UTF8: Final = 0x0800
 _STORED: Final = 0
@@ -327,7 +329,9 @@ def _central(table: bytes, at: int) -> tuple[_Entry, int]:
     raw = table[name_at:extra_at]
     name = raw.decode("utf-8" if flags & _UTF8 else "cp437")
     extra = table[extra_at : extra_at + extra_length]
-    size, compressed, offset = _widened(_zip64_field(name, extra), size, compressed, offset)
+    fields = _fields(name, extra)
+    _same_name(name, raw, fields.get(_UNICODE_PATH_FIELD))
+    size, compressed, offset = _widened(fields.get(_ZIP64_FIELD, b""), size, compressed, offset)
     if flags & _ENCRYPTED:
         # OPC never encrypts a part (ECMA-376 part 2): a password was set on the zip.
         raise UnsafeFile("encrypted", _PASSWORD)
@@ -357,9 +361,10 @@ def _widened(wide: bytes, size: int, compressed: int, offset: int) -> tuple[int,
     return fields[0], fields[1], fields[2]
 
 
-def _zip64_field(name: str, extra: bytes) -> bytes:
-    # Every field must end inside the extra data, as other readers (Python's zipfile) require.
-    found: bytes | None = None
+def _fields(name: str, extra: bytes) -> dict[int, bytes]:
+    # Every field must end inside the extra data, as other readers (Python's zipfile) require;
+    # the first field of each kind counts, as it does for them.
+    found: dict[int, bytes] = {}
     at = 0
     while at + _FIELD.size <= len(extra):
         kind, length = _FIELD.unpack_from(extra, at)
@@ -368,10 +373,25 @@ def _zip64_field(name: str, extra: bytes) -> bytes:
             raise _malformed(
                 f"the archive can't be read: an extra field of {name} runs past its end"
             )
-        if kind == _ZIP64_FIELD and found is None:
-            found = extra[at : at + length]
+        found.setdefault(kind, extra[at : at + length])
         at += length
-    return found or b""
+    return found
+
+
+def _same_name(name: str, raw: bytes, unicode_path: bytes | None) -> None:
+    # zipfile renames a part to its Unicode Path field's name when the field's CRC-32 is the
+    # header name's: the app would read a part under a name this screen never checked. A .docx
+    # names its parts in the header; a field that names the part otherwise is refused.
+    if unicode_path is None:
+        return
+    if len(unicode_path) < 5:
+        raise _malformed(f"the archive can't be read: {name} has a corrupt Unicode Path field")
+    if unicode_path[0] != 1:
+        return
+    if int.from_bytes(unicode_path[1:5], "little") != zlib.crc32(raw):
+        return
+    if unicode_path[5:] not in (b"", name.encode()):
+        raise _malformed(f"the archive names the part {name} a second way")
 
 
 def _check_part(part: _Entry, limits: ZipLimits) -> None:

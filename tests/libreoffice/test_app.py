@@ -79,6 +79,13 @@ async def test_inspect_reads_headings_text_tables_footnotes_comments_changes_and
     assert inspection.about.app == "libreoffice"
     assert inspection.about.version is not None
     assert inspection.about.version[0].isdigit()
+    assert inspection.about.build  # the office's own, from soffice --version
+
+
+async def test_a_build_it_is_given_is_the_build_it_reports(office: LibreOffice) -> None:
+    stamped = LibreOffice(build="sha256:0123abcd")
+    assert (await stamped.about()).build == "sha256:0123abcd"
+    assert (await stamped.about()).version == (await office.about()).version
 
 
 async def test_render_gives_real_pages_at_each_scale_from_one_export(

@@ -35,7 +35,7 @@ def leftovers(scratch: Path) -> Iterator[Path]:
 async def test_a_libreoffice_worker_edits_renders_and_lists_the_offices_own_commands(
     make_worker: MakeWorker, leftovers: Path, report: bytes
 ) -> None:
-    served = make_worker("libreoffice")
+    served = make_worker("libreoffice", build="sha256:0123abcd")
     office = served.app()
     assert office.name == "libreoffice"
     listed = {spec.id for spec in await office.commands("table")}
@@ -52,6 +52,7 @@ async def test_a_libreoffice_worker_edits_renders_and_lists_the_offices_own_comm
     # The upload is screened by the worker alone, and the file the office saved once.
     assert screenings.count == 2
     assert edited.inspection.about.app == "libreoffice"
+    assert edited.inspection.about.build == "sha256:0123abcd"  # WORKER_BUILD, for provenance
     assert "Final figures follow." in edited.inspection.text
     assert {item.author for item in edited.inspection.review} == {"Ada Lovelace"}
     with counting(screen) as screenings:

@@ -413,6 +413,7 @@ def office_of(settings: Settings) -> LibreOffice | None:
         pdf_cache=settings.pdf_cache,
         deadline=settings.edit_deadline,
         prefix=_launcher(settings, settings.cpu_for(longest)),
+        build=settings.build,
     )
 
 

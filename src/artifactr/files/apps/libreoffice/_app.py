@@ -130,6 +130,9 @@ class LibreOffice:
         deadline: Seconds a listing of the office's version may take.
         prefix: A command each job's driver runs under, its arguments before the driver's (the
             worker's launcher, which sets resource limits the office inherits); none if empty.
+        build: The build :meth:`about` reports, for provenance (a worker passes its image's
+            digest, ``WORKER_BUILD``); the office's own build string, from ``soffice
+            --version``, if None.
     """
 
     def __init__(
@@ -144,6 +147,7 @@ class LibreOffice:
         export_deadline: float = EXPORT_DEADLINE,
         deadline: float = EDIT_DEADLINE,
         prefix: Sequence[str] = (),
+        build: str | None = None,
     ) -> None:
         self.soffice = soffice
         self.python = python
@@ -154,6 +158,7 @@ class LibreOffice:
         self.export_deadline = export_deadline
         self.deadline = deadline
         self.prefix = tuple(prefix)
+        self.build = build
         self._isolated: bool | None = None
         self._about: About | None = None
         self._pdfs: OrderedDict[str, _Exported] = OrderedDict()
@@ -192,6 +197,8 @@ class LibreOffice:
     async def about(self) -> About:
         """Return the office's name, version and build, as ``soffice --version`` says them.
 
+        The build is the one this adapter was given, where it was given one.
+
         Raises:
             AppCrashed: If the office can't say.
         """
@@ -199,7 +206,7 @@ class LibreOffice:
             said = await _output([self.soffice, "--version"], self.deadline, "soffice --version")
             words = said.decode(errors="replace").split()
             version = words[1] if len(words) > 1 else None
-            build = " ".join(words[2:]) or None
+            build = self.build or " ".join(words[2:]) or None
             self._about = About(app="libreoffice", version=version, build=build)
         return self._about
 

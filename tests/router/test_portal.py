@@ -250,6 +250,16 @@ async def test_a_check_in_is_applied_and_shows_the_new_revisions_diff(portal: Po
     assert f"/workspaces/w1/files/{artifact_id}/versions/2/pages/2?scale=0.5" in page.text
     history = words(await portal.get(f"/{artifact_id}"))
     assert "2 Alice changes download" in history
+    ws = await portal.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    assert "revised" in [getattr(envelope.event, "summary", None) for envelope in await ws.read()]
+
+
+async def test_the_check_in_form_sends_its_summary_before_the_file(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    page = (await portal.post(f"/{artifact_id}/check-out")).text
+    form = page.split('enctype="multipart/form-data">', 1)[1].split("</form>", 1)[0]
+    assert form.index('name="summary"') < form.index('name="file"')
+    assert 'maxlength="1000"' in form
 
 
 async def test_a_check_in_of_the_same_file_is_unchanged(portal: Portal) -> None:
@@ -305,6 +315,13 @@ async def test_a_check_in_without_a_file_or_with_a_bad_one_is_refused_in_words(
     portal.api.app.fail_next("crashed", "inspect")
     crashed = await portal.post(url, files={"file": ("contract.docx", build_docx(["x"]))})
     assert notice(crashed) == "the fake app was told to fail (crashed)"
+    left_empty = await portal.post(url, files={"file": ("", b"")}, data={"summary": "x"})
+    assert notice(left_empty) == "Choose the edited file to check in."
+    two = await portal.post(
+        url, files=[("file", ("a.docx", build_docx())), ("file", ("b.docx", build_docx()))]
+    )
+    assert notice(two) == "the form has two files: send one at a time"
+    assert len(await ws.revisions(artifact_id)) == 1
 
 
 async def test_an_applied_check_in_whose_diff_fails_says_so(portal: Portal) -> None:

@@ -23,7 +23,7 @@ reads. That is a choice, not authentication, and the page says so.
 """
 
 import html
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Annotated, Final, Literal
 from urllib.parse import quote, urlencode
@@ -41,11 +41,11 @@ from artifactr.workspace import Access, Workspace, Workspaces
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict
-from starlette.datastructures import UploadFile
 
-from artifactr.files.core.blobs import CHUNK_SIZE
 from artifactr.files.core.errors import AppFailure
 from artifactr.files.core.manifests import NativeFile
+from artifactr.files.fastapi.bodies import FormRefused, read_body
+from artifactr.files.fastapi.router import SUMMARY
 from artifactr.files.native import CheckedIn, NativeFiles
 from artifactr.files.native.diff import DiffLimits, FileDiff, proposal_diff, revision_diff
 
@@ -356,8 +356,8 @@ def portal_router(
             parts.append(_button(f"{base}/discard", "Discard the check-out", quiet=True))
             parts.append(
                 f'<form method="post" action="{_e(base)}/check-in" enctype="multipart/form-data">'
+                f'<label>Summary <input type="text" name="summary" maxlength="{SUMMARY}"></label> '
                 '<label>Your edited file <input type="file" name="file" required></label> '
-                '<label>Summary <input type="text" name="summary" maxlength="1000"></label> '
                 '<button type="submit">Check in</button></form>'
             )
         else:
@@ -582,16 +582,13 @@ def portal_router(
         if isinstance(ws, HTMLResponse):
             return ws
         link = urls(request, ws)
-        async with request.form(max_files=1, max_fields=4) as form:
-            upload, summary = form.get("file"), str(form.get("summary") or "") or None
-            if not isinstance(upload, UploadFile):
-                notice = _notice("refused", "Choose the edited file to check in.")
-                return await file_page(request, ws, artifact_id, notice)
-            try:
-                outcome = await files.check_in(ws, checkout_id, _chunks(upload), summary=summary)
-            except (Rejection, AppFailure) as problem:
-                message = str(problem) if isinstance(problem, Rejection) else problem.reason
-                return await file_page(request, ws, artifact_id, _notice("refused", message))
+        try:
+            # Streamed as the files router streams it: the summary field comes before the file.
+            body = await read_body(request, fields={"summary": SUMMARY})
+            summary = body.fields.get("summary") or None
+            outcome = await files.check_in(ws, checkout_id, body.chunks, summary=summary)
+        except (Rejection, AppFailure) as problem:
+            return await file_page(request, ws, artifact_id, _notice("refused", _said(problem)))
         notice = _checked_in(link, outcome)
         if outcome.status != "applied":
             return await file_page(request, ws, artifact_id, notice)
@@ -751,6 +748,7 @@ def _checked_in(link: _Urls, outcome: CheckedIn) -> str:
     )
 
 
-async def _chunks(upload: UploadFile) -> AsyncIterator[bytes]:
-    while chunk := await upload.read(CHUNK_SIZE):
-        yield chunk
+def _said(problem: Rejection | AppFailure) -> str:
+    if isinstance(problem, FormRefused) and problem.problem == "no_file":
+        return "Choose the edited file to check in."
+    return str(problem) if isinstance(problem, Rejection) else problem.reason

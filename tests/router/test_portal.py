@@ -194,7 +194,7 @@ async def test_a_check_out_downloads_the_file_and_shows_the_expiry(portal: Porta
     artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
     page = await portal.post(f"/{artifact_id}/check-out")
     assert re.fullmatch(
-        r"Checked out version 1 until \d{4}-\d\d-\d\d \d\d:\d\d UTC\. Your download starts by "
+        r"Checked out version 1 until 2026-11-30T20:00:00Z\. Your download starts by "
         r"itself; edit the file, then check it in below\. Download it again",
         notice(page),
     )
@@ -202,7 +202,7 @@ async def test_a_check_out_downloads_the_file_and_shows_the_expiry(portal: Porta
     assert f'<meta http-equiv="refresh" content="0; url={download}">' in page.text
     assert f'name="back" value="{portal.url(f"/{artifact_id}")}"' in page.text
     text = words(page)
-    assert "checked out by Alice until" in text
+    assert "checked out by Alice until 2026-11-30T20:00:00Z" in text
     assert "Extend by 8 hours" in text
     assert 'type="file" name="file"' in page.text
     held = words(await portal.get(f"/{artifact_id}", who=BOB))
@@ -220,7 +220,7 @@ async def test_a_check_out_is_extended_or_discarded_from_its_page(portal: Portal
     assert found is not None
     base = f"/{artifact_id}/checkouts/{found.group(2)}"
     extended = await portal.post(f"{base}/extend")
-    assert notice(extended).startswith("Extended: yours until ")
+    assert notice(extended) == "Extended: yours until 2026-11-30T20:00:00Z."
     discarded = await portal.post(f"{base}/discard")
     assert notice(discarded) == "Discarded: nothing was checked in, and the file is free."
     assert "free: no one has it checked out" in words(discarded)

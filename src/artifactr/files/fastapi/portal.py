@@ -24,7 +24,6 @@ reads. That is a choice, not authentication, and the page says so.
 
 import html
 from collections.abc import Sequence
-from datetime import datetime
 from typing import Annotated, Final, Literal
 from urllib.parse import quote, urlencode
 
@@ -42,6 +41,7 @@ from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict
 
+from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.errors import AppFailure
 from artifactr.files.core.manifests import NativeFile
 from artifactr.files.fastapi.bodies import FormRefused, read_body
@@ -132,10 +132,6 @@ class Person(BaseModel):
 
 def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
-
-
-def _when(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _size(size: int) -> str:
@@ -339,7 +335,7 @@ def portal_router(
             holder = name_of(_participant(lease.holder))
             parts.append(
                 f"<dt>Lease</dt><dd>checked out by <strong>{_e(holder)}</strong> until "
-                f"<strong>{_e(_when(lease.expires_at))}</strong></dd>"
+                f"<strong>{_e(rfc3339(lease.expires_at))}</strong></dd>"
             )
         parts.append("</dl>")
         download = link.download(artifact_id, version)
@@ -540,7 +536,7 @@ def portal_router(
         download = urls(request, ws).download(artifact_id, record.base_version)
         notice = _notice(
             "applied",
-            f"Checked out version {record.base_version} until {_when(record.expires_at)}. "
+            f"Checked out version {record.base_version} until {rfc3339(record.expires_at)}. "
             "Your download starts by itself; edit the file, then check it in below.",
             link=(download, "Download it again"),
         )
@@ -557,7 +553,7 @@ def portal_router(
             record = await files.extend(ws, checkout_id)
         except Rejection as rejection:
             return await file_page(request, ws, artifact_id, _notice("refused", str(rejection)))
-        notice = _notice("applied", f"Extended: yours until {_when(record.expires_at)}.")
+        notice = _notice("applied", f"Extended: yours until {rfc3339(record.expires_at)}.")
         return await file_page(request, ws, artifact_id, notice)
 
     @router.post("/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/discard")

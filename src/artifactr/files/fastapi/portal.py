@@ -1,5 +1,9 @@
 """Portal: the page people check native files out and in through, server-rendered (ADR-0011).
 
+It is one module past the line budget (issue 18) because it is one concept read top to bottom:
+each route renders one page a person sees, beside the closures that build that page's HTML, so
+splitting the HTML from the routes would split each page in two.
+
 :func:`portal_router` is the files router's reference client for people, as RFC-0003's portalr
 would be: plain HTML forms, no framework, no script and no third-party asset, under a strict
 Content Security Policy (:data:`CONTENT_SECURITY_POLICY`), so it works without JavaScript. It
@@ -14,8 +18,10 @@ What a person sees, under ``/portal/workspaces/{workspace_id}/files``: the works
 for one file its name, size, outline, the lease's holder and expiry, page previews, its history
 with each revision's diff (changed text, differing pages side by side) and its pending
 proposals, with accept and reject for a person who may; check-out (which downloads the file and
-shows the expiry), extend, discard, and check-in by a file-upload form, whose outcome is said in
-words: applied, unchanged, or kept as a proposal because the file moved on.
+shows the expiry), extend, discard, and check-in by a file-upload form, streamed into the
+service as the files router streams one (:func:`~artifactr.files.fastapi.bodies.read_body`),
+whose outcome is said in words: applied, unchanged, or kept as a proposal because the file
+moved on. Times are RFC 3339 in UTC, as every answer gives them.
 
 Who the caller is comes from ``resolve_actor``; the page offers ``people`` to choose from and
 keeps the choice in the :data:`PERSON_COOKIE` cookie, which the application's ``resolve_actor``

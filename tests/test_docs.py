@@ -31,7 +31,7 @@ from artifactr.files.core.errors import (
     UnsafeFile,
 )
 from artifactr.files.core.leases import ArtifactBusy
-from artifactr.files.fastapi.router import _or_http
+from artifactr.files.fastapi.routing import or_http
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "reference.md"
@@ -62,7 +62,7 @@ async def answered(error: Exception) -> tuple[int, str]:
         raise error
 
     with pytest.raises(HTTPException) as raised:
-        await _or_http(fail())
+        await or_http(fail())
     return raised.value.status_code, raised.value.detail["type"]
 
 

@@ -20,7 +20,7 @@ from artifactr.files.apps.fake import FakeApp
 from artifactr.files.core.app import AppCommand
 from tests.browser.conftest import Browser
 
-EXPIRY = re.compile(r"until (\d{4}-\d\d-\d\d \d\d:\d\d UTC)")
+EXPIRY = re.compile(r"until (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)")
 
 
 def edited(data: bytes) -> bytes:

@@ -23,9 +23,10 @@ from artifactr.files.agent.wording import (
     VIEW_PAGE,
     WORKSPACE_ID,
 )
+from artifactr.files.core.clock import rfc3339
 from tests.documents import build_docx
 from tests.mcp.conftest import CLAUDE, Server, call, refusal, text
-from tests.tools.conftest import BOB
+from tests.tools.conftest import BOB, RFC3339_Z
 
 NATIVE_TOOLS = ["read_native", "read_review", "find_commands", "edit_native", "view_page"]
 REPLACE = [{"command": "edit.replaceAll", "params": {"text": "fox", "with": "cat"}}]
@@ -196,7 +197,8 @@ async def test_a_persons_check_out_is_an_answer_naming_who_and_until_when(server
         ]
 
     assert not edited.is_error
-    until = checkout.expires_at.isoformat(timespec="seconds")
+    until = rfc3339(checkout.expires_at)
+    assert RFC3339_Z.fullmatch(until)  # UTC with a Z, as every time an answer gives
     assert text(edited).startswith(
         f"Not edited: {doc} is checked out by Bob (user:bob) until {until}, and nothing was "
         "changed."
@@ -216,7 +218,9 @@ async def test_another_agents_edit_is_refused_with_its_holder(server: Server) ->
     async with server.client() as client:
         result = await call(client, "edit_native", **edit(doc))
 
-    assert refusal(result).startswith(f"artifact {doc} is held by edit:other-run until ")
+    until = rfc3339(held.expires_at)
+    assert RFC3339_Z.fullmatch(until)
+    assert refusal(result) == f"artifact {doc} is held by edit:other-run until {until}"
 
 
 # ─── refusals ─────────────────────────────────────────────────────────────────

@@ -4,8 +4,9 @@ schemathesis draws requests for each operation of the committed document (docs/o
 hypothesis shrinks any failure, and each answer is checked against the document: never a 5xx,
 a documented status, content type and body. A third of the time every drawn id is swapped for a
 real one (the workspace, a file, alice's check-out of it, version 1, page 1), a third of the time
-some are, and half the bodies are real documents; the caller is a person, an agent, someone the
-workspace refuses or nobody. So requests reach past authentication and lookups into the service.
+some are, and half the bodies are real documents, raw or in a form; the caller is a person, an
+agent, someone the workspace refuses or nobody. So requests reach past authentication and
+lookups into the service.
 """
 
 import json
@@ -52,6 +53,7 @@ CALLERS: list[dict[str, str]] = [
     {"x-user": "mallory"},
     {},
 ]
+BOUNDARY = "fuzzed-form"
 TEXT = st.text(st.characters(codec="utf-8", exclude_categories=["Cs"]), max_size=40)
 
 
@@ -69,6 +71,19 @@ async def seeded(api: Api) -> tuple[Api, dict[str, Any]]:
         "proposal_id": proposal_id,
     }
     return api, real
+
+
+def multipart(fields: list[tuple[str, tuple[str | None, object]]]) -> bytes:
+    """Return the drawn fields as a form, whatever they hold: a name may break its header."""
+    parts: list[bytes] = []
+    for name, (filename, value) in fields:
+        disposition = f'form-data; name="{name}"'
+        if filename is not None:
+            disposition += f'; filename="{filename}"'
+        raw = value if isinstance(value, bytes) else str(value).encode()
+        parts.append(f"--{BOUNDARY}\r\nContent-Disposition: {disposition}\r\n\r\n".encode())
+        parts.append(raw + b"\r\n")
+    return b"".join(parts) + f"--{BOUNDARY}--\r\n".encode()
 
 
 @st.composite
@@ -92,16 +107,23 @@ async def test_no_request_makes_a_server_error(
     for name in case.path_parameters or {}:
         if reality == "real" or (reality == "mixed" and data.draw(st.booleans())):
             case.path_parameters[name] = real[name]
-    if case.body is not None and data.draw(st.booleans()):
+    form = case.media_type == "multipart/form-data"
+    real = case.body is not None and data.draw(st.booleans())
+    if real and not form:
         case.body = data.draw(bodies())
     caller = data.draw(st.sampled_from(CALLERS))
     request = case.as_transport_kwargs(base_url="http://files.test")
+    content, headers = request.get("data"), {**request["headers"], **caller}
+    if form:
+        drawn = [("file", ("contract.docx", data.draw(bodies())))] if real else request["files"]
+        content = multipart(drawn)
+        headers["content-type"] = f"multipart/form-data; boundary={BOUNDARY}"
     response = await api.client.request(
         request["method"],
         request["url"],
         params=request.get("params"),
-        headers={**request["headers"], **caller},
-        content=request.get("data"),
+        headers=headers,
+        content=content,
     )
     event(f"{response.status_code}")
     case.validate_response(response, checks=CHECKS)

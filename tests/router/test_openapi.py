@@ -94,9 +94,30 @@ def test_uploads_and_check_ins_take_the_files_bytes_as_their_body() -> None:
         "/workspaces/{workspace_id}/files",
         "/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/check-in",
     ]
+    binary = {"schema": {"format": "binary", "type": "string"}}
     for body in bodies.values():
-        assert body["content"] == {DOCX: {"schema": {"format": "binary", "type": "string"}}}
+        content = body["content"]
+        assert set(content) == {DOCX, "application/octet-stream", "multipart/form-data"}
+        assert content[DOCX] == content["application/octet-stream"] == binary
+        form = content["multipart/form-data"]["schema"]
+        assert form["required"] == ["file"]
+        assert {"format": "binary", "type": "string"}.items() <= form["properties"]["file"].items()
         assert body["required"] is True
+    check_in = "/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/check-in"
+    form = bodies[check_in]["content"]["multipart/form-data"]["schema"]
+    assert form["properties"]["summary"] == {"maxLength": 1000, "type": "string"}
+
+
+def test_uploads_and_check_ins_document_a_malformed_form_and_a_file_too_large() -> None:
+    for _, path, operation in operations():
+        if "requestBody" in operation:
+            assert {"400", "413", "422"} <= set(operation["responses"]), path
+
+
+def test_an_upload_is_named_by_the_query_or_by_the_forms_filename() -> None:
+    [upload] = [op for method, path, op in operations() if path.endswith("/files")]
+    [name] = [param for param in upload["parameters"] if param["name"] == "name"]
+    assert name["required"] is False
 
 
 if __name__ == "__main__":

@@ -194,7 +194,7 @@ async def test_a_check_out_downloads_the_file_and_shows_the_expiry(portal: Porta
     artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
     page = await portal.post(f"/{artifact_id}/check-out")
     assert re.fullmatch(
-        r"Checked out version 1 until \d{4}-\d\d-\d\d \d\d:\d\d UTC\. Your download starts by "
+        r"Checked out version 1 until 2026-11-30T20:00:00Z\. Your download starts by "
         r"itself; edit the file, then check it in below\. Download it again",
         notice(page),
     )
@@ -202,7 +202,7 @@ async def test_a_check_out_downloads_the_file_and_shows_the_expiry(portal: Porta
     assert f'<meta http-equiv="refresh" content="0; url={download}">' in page.text
     assert f'name="back" value="{portal.url(f"/{artifact_id}")}"' in page.text
     text = words(page)
-    assert "checked out by Alice until" in text
+    assert "checked out by Alice until 2026-11-30T20:00:00Z" in text
     assert "Extend by 8 hours" in text
     assert 'type="file" name="file"' in page.text
     held = words(await portal.get(f"/{artifact_id}", who=BOB))
@@ -220,7 +220,7 @@ async def test_a_check_out_is_extended_or_discarded_from_its_page(portal: Portal
     assert found is not None
     base = f"/{artifact_id}/checkouts/{found.group(2)}"
     extended = await portal.post(f"{base}/extend")
-    assert notice(extended).startswith("Extended: yours until ")
+    assert notice(extended) == "Extended: yours until 2026-11-30T20:00:00Z."
     discarded = await portal.post(f"{base}/discard")
     assert notice(discarded) == "Discarded: nothing was checked in, and the file is free."
     assert "free: no one has it checked out" in words(discarded)
@@ -250,6 +250,16 @@ async def test_a_check_in_is_applied_and_shows_the_new_revisions_diff(portal: Po
     assert f"/workspaces/w1/files/{artifact_id}/versions/2/pages/2?scale=0.5" in page.text
     history = words(await portal.get(f"/{artifact_id}"))
     assert "2 Alice changes download" in history
+    ws = await portal.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    assert "revised" in [getattr(envelope.event, "summary", None) for envelope in await ws.read()]
+
+
+async def test_the_check_in_form_sends_its_summary_before_the_file(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    page = (await portal.post(f"/{artifact_id}/check-out")).text
+    form = page.split('enctype="multipart/form-data">', 1)[1].split("</form>", 1)[0]
+    assert form.index('name="summary"') < form.index('name="file"')
+    assert 'maxlength="1000"' in form
 
 
 async def test_a_check_in_of_the_same_file_is_unchanged(portal: Portal) -> None:
@@ -305,6 +315,13 @@ async def test_a_check_in_without_a_file_or_with_a_bad_one_is_refused_in_words(
     portal.api.app.fail_next("crashed", "inspect")
     crashed = await portal.post(url, files={"file": ("contract.docx", build_docx(["x"]))})
     assert notice(crashed) == "the fake app was told to fail (crashed)"
+    left_empty = await portal.post(url, files={"file": ("", b"")}, data={"summary": "x"})
+    assert notice(left_empty) == "Choose the edited file to check in."
+    two = await portal.post(
+        url, files=[("file", ("a.docx", build_docx())), ("file", ("b.docx", build_docx()))]
+    )
+    assert notice(two) == "the form has two files: send one at a time"
+    assert len(await ws.revisions(artifact_id)) == 1
 
 
 async def test_an_applied_check_in_whose_diff_fails_says_so(portal: Portal) -> None:

@@ -9,6 +9,7 @@ is kept, with the tools it offered, so a test asserts on what the model was sent
 """
 
 import inspect
+import re
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -45,6 +46,9 @@ from tests.documents import build_docx
 
 ALICE = UserActor(id="alice", name="Alice")
 BOB = UserActor(id="bob", name="Bob")
+
+RFC3339_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z")
+"""A time as every answer gives one: RFC 3339 in UTC, with a Z (never ``+00:00``)."""
 
 DEADLINE = 0.5
 """Seconds the app may take in these tests: a timeout is told at once."""

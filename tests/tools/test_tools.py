@@ -16,12 +16,14 @@ from pydantic_ai import BinaryContent, ModelRequest, ModelResponse, UserPromptPa
 
 from artifactr.files import AppCommand, ArtifactLease, WordDocument
 from artifactr.files.agent.tools import MAX_RETRIES, READ_CHARS, REVIEW_ITEMS
+from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.errors import FailureKind
 from artifactr.files.core.leases import Leases
 from tests.documents import build_docx
 from tests.tools.conftest import (
     ALICE,
     BOB,
+    RFC3339_Z,
     DirectDocument,
     Note,
     Request,
@@ -241,7 +243,8 @@ async def test_a_persons_check_out_is_answered_then_the_edit_goes_through_after_
     first = await world.run([edit, say("Bob has it checked out; I will wait.")])
 
     answer = str(first.requests[1].returned().content)
-    until = checkout.expires_at.isoformat(timespec="seconds")
+    until = rfc3339(checkout.expires_at)
+    assert RFC3339_Z.fullmatch(until)  # UTC with a Z, as every time an answer gives
     assert answer.startswith(
         f"Not edited: {doc} is checked out by Bob (user:bob) until {until}, and nothing was "
         "changed."
@@ -279,7 +282,9 @@ async def test_a_check_out_whose_record_is_gone_is_answered_with_its_holder(worl
 
     run = await world.run([edit, say("Later.")])
 
-    assert "is checked out by user:bob until" in str(run.requests[1].returned().content)
+    answer = str(run.requests[1].returned().content)
+    assert f"is checked out by user:bob until {rfc3339(checkout.expires_at)}," in answer
+    assert "+00:00" not in answer
 
 
 async def test_another_agents_edit_is_retried_and_the_edit_goes_through_once_it_ends(
@@ -293,7 +298,9 @@ async def test_another_agents_edit_is_retried_and_the_edit_goes_through_once_it_
     async def after_the_other_edit(request: Request) -> ModelResponse:
         returned = request.returned()
         assert returned.outcome == "retried"
-        assert f"artifact {doc} is held by edit:other-run until" in str(returned.content)
+        until = rfc3339(held.expires_at)
+        assert RFC3339_Z.fullmatch(until)
+        assert f"artifact {doc} is held by edit:other-run until {until}" in str(returned.content)
         await world.leases.release(world.scope, doc, "edit:other-run")
         return edit
 

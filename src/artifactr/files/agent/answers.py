@@ -32,6 +32,7 @@ from artifactr.workspace import Workspace
 
 from artifactr.files.agent import wording
 from artifactr.files.core.app import AppCommand
+from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.errors import AppFailure, AppRefused
 from artifactr.files.core.leases import ArtifactBusy, ArtifactLease, scope_of
 from artifactr.files.core.manifests import NativeFile
@@ -265,5 +266,4 @@ async def _checked_out(ws: Workspace, files: NativeFiles, lease: ArtifactLease) 
     checkout_id, _, participant = lease.holder.removeprefix("checkout:").partition(":")
     record = await files.checkouts.get(scope_of(ws), checkout_id)
     who = participant if record is None else f"{record.actor.display_name} ({participant})"
-    until = lease.expires_at.isoformat(timespec="seconds")
-    return wording.checked_out(lease.artifact_id, who, until)
+    return wording.checked_out(lease.artifact_id, who, rfc3339(lease.expires_at))

@@ -160,7 +160,8 @@ def checked_out(artifact_id: str, who: str, until: str) -> str:
     Args:
         artifact_id: The file.
         who: The person, by name and id where known.
-        until: When the check-out ends, as ISO 8601.
+        until: When the check-out ends, in RFC 3339 in UTC (``2026-11-30T20:00:00Z``), as
+            every time an answer gives.
     """
     return (
         f"Not edited: {artifact_id} is checked out by {who} until {until}, and nothing "

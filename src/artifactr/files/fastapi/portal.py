@@ -1,5 +1,9 @@
 """Portal: the page people check native files out and in through, server-rendered (ADR-0011).
 
+It is one module past the line budget (issue 18) because it is one concept read top to bottom:
+each route renders one page a person sees, beside the closures that build that page's HTML, so
+splitting the HTML from the routes would split each page in two.
+
 :func:`portal_router` is the files router's reference client for people, as RFC-0003's portalr
 would be: plain HTML forms, no framework, no script and no third-party asset, under a strict
 Content Security Policy (:data:`CONTENT_SECURITY_POLICY`), so it works without JavaScript. It
@@ -14,8 +18,10 @@ What a person sees, under ``/portal/workspaces/{workspace_id}/files``: the works
 for one file its name, size, outline, the lease's holder and expiry, page previews, its history
 with each revision's diff (changed text, differing pages side by side) and its pending
 proposals, with accept and reject for a person who may; check-out (which downloads the file and
-shows the expiry), extend, discard, and check-in by a file-upload form, whose outcome is said in
-words: applied, unchanged, or kept as a proposal because the file moved on.
+shows the expiry), extend, discard, and check-in by a file-upload form, streamed into the
+service as the files router streams one (:func:`~artifactr.files.fastapi.bodies.read_body`),
+whose outcome is said in words: applied, unchanged, or kept as a proposal because the file
+moved on. Times are RFC 3339 in UTC, as every answer gives them.
 
 Who the caller is comes from ``resolve_actor``; the page offers ``people`` to choose from and
 keeps the choice in the :data:`PERSON_COOKIE` cookie, which the application's ``resolve_actor``
@@ -23,8 +29,7 @@ reads. That is a choice, not authentication, and the page says so.
 """
 
 import html
-from collections.abc import AsyncIterator, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 from typing import Annotated, Final, Literal
 from urllib.parse import quote, urlencode
 
@@ -41,11 +46,12 @@ from artifactr.workspace import Access, Workspace, Workspaces
 from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict
-from starlette.datastructures import UploadFile
 
-from artifactr.files.core.blobs import CHUNK_SIZE
+from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.errors import AppFailure
 from artifactr.files.core.manifests import NativeFile
+from artifactr.files.fastapi.bodies import FormRefused, read_body
+from artifactr.files.fastapi.router import SUMMARY
 from artifactr.files.native import CheckedIn, NativeFiles
 from artifactr.files.native.diff import DiffLimits, FileDiff, proposal_diff, revision_diff
 
@@ -132,10 +138,6 @@ class Person(BaseModel):
 
 def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
-
-
-def _when(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%d %H:%M UTC")
 
 
 def _size(size: int) -> str:
@@ -339,7 +341,7 @@ def portal_router(
             holder = name_of(_participant(lease.holder))
             parts.append(
                 f"<dt>Lease</dt><dd>checked out by <strong>{_e(holder)}</strong> until "
-                f"<strong>{_e(_when(lease.expires_at))}</strong></dd>"
+                f"<strong>{_e(rfc3339(lease.expires_at))}</strong></dd>"
             )
         parts.append("</dl>")
         download = link.download(artifact_id, version)
@@ -356,8 +358,8 @@ def portal_router(
             parts.append(_button(f"{base}/discard", "Discard the check-out", quiet=True))
             parts.append(
                 f'<form method="post" action="{_e(base)}/check-in" enctype="multipart/form-data">'
+                f'<label>Summary <input type="text" name="summary" maxlength="{SUMMARY}"></label> '
                 '<label>Your edited file <input type="file" name="file" required></label> '
-                '<label>Summary <input type="text" name="summary" maxlength="1000"></label> '
                 '<button type="submit">Check in</button></form>'
             )
         else:
@@ -540,7 +542,7 @@ def portal_router(
         download = urls(request, ws).download(artifact_id, record.base_version)
         notice = _notice(
             "applied",
-            f"Checked out version {record.base_version} until {_when(record.expires_at)}. "
+            f"Checked out version {record.base_version} until {rfc3339(record.expires_at)}. "
             "Your download starts by itself; edit the file, then check it in below.",
             link=(download, "Download it again"),
         )
@@ -557,7 +559,7 @@ def portal_router(
             record = await files.extend(ws, checkout_id)
         except Rejection as rejection:
             return await file_page(request, ws, artifact_id, _notice("refused", str(rejection)))
-        notice = _notice("applied", f"Extended: yours until {_when(record.expires_at)}.")
+        notice = _notice("applied", f"Extended: yours until {rfc3339(record.expires_at)}.")
         return await file_page(request, ws, artifact_id, notice)
 
     @router.post("/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/discard")
@@ -582,16 +584,13 @@ def portal_router(
         if isinstance(ws, HTMLResponse):
             return ws
         link = urls(request, ws)
-        async with request.form(max_files=1, max_fields=4) as form:
-            upload, summary = form.get("file"), str(form.get("summary") or "") or None
-            if not isinstance(upload, UploadFile):
-                notice = _notice("refused", "Choose the edited file to check in.")
-                return await file_page(request, ws, artifact_id, notice)
-            try:
-                outcome = await files.check_in(ws, checkout_id, _chunks(upload), summary=summary)
-            except (Rejection, AppFailure) as problem:
-                message = str(problem) if isinstance(problem, Rejection) else problem.reason
-                return await file_page(request, ws, artifact_id, _notice("refused", message))
+        try:
+            # Streamed as the files router streams it: the summary field comes before the file.
+            body = await read_body(request, fields={"summary": SUMMARY})
+            summary = body.fields.get("summary") or None
+            outcome = await files.check_in(ws, checkout_id, body.chunks, summary=summary)
+        except (Rejection, AppFailure) as problem:
+            return await file_page(request, ws, artifact_id, _notice("refused", _said(problem)))
         notice = _checked_in(link, outcome)
         if outcome.status != "applied":
             return await file_page(request, ws, artifact_id, notice)
@@ -751,6 +750,7 @@ def _checked_in(link: _Urls, outcome: CheckedIn) -> str:
     )
 
 
-async def _chunks(upload: UploadFile) -> AsyncIterator[bytes]:
-    while chunk := await upload.read(CHUNK_SIZE):
-        yield chunk
+def _said(problem: Rejection | AppFailure) -> str:
+    if isinstance(problem, FormRefused) and problem.problem == "no_file":
+        return "Choose the edited file to check in."
+    return str(problem) if isinstance(problem, Rejection) else problem.reason

@@ -6,6 +6,7 @@ run (always in CI), the story runs on it up to the agent's edit, with a real pag
 """
 
 import io
+import re
 import runpy
 import struct
 import sys
@@ -54,6 +55,9 @@ async def test_the_story_runs_from_upload_to_the_final_docx(
     assert size((tmp_path / "page-1.png").read_bytes()) > (0, 0)
     assert "and edits through edit_native: Proposed as prp_" in story
     assert "is checked out by Alice (user:alice) until" in story
+    assert re.search(
+        r"3\. Alice checks it out: \S+, base v2, until \d{4}-\d\d-\d\dT[\d:.]+Z", story
+    )
     assert "Alice checks it in: applied, v3" in story
     assert "retries the upload, answered alike: applied, v3" in story
     assert "Bob checks in: proposed" in story

@@ -52,6 +52,7 @@ from artifactr.files.apps.documents import build_docx
 from artifactr.files.apps.fake import FakeApp
 from artifactr.files.apps.libreoffice import Availability, LibreOffice, available
 from artifactr.files.core.app import App, AppCommand
+from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.core.manifests import WordDocument
 from artifactr.files.native import NativeFiles
@@ -282,7 +283,7 @@ async def _story(engine: Any, out: Path, say: Say, chosen: tuple[App, str]) -> P
         checkout = await files.check_out(alice, artifact_id)
         say(
             f"\n3. Alice checks it out: {checkout.id}, base v{checkout.base_version}, "
-            f"until {checkout.expires_at:%H:%M} UTC"
+            f"until {rfc3339(checkout.expires_at)}"
         )
         script.base_version = checkout.base_version
         await _turn(runner, alice, thread.id, "Add another note, please.")

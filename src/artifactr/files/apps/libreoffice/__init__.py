@@ -37,7 +37,8 @@ whether that is required, preferred (the default, with a warning where it can't)
 **Renders.** The first render of a content exports the whole document to PDF once (one office
 start-up) and keeps the PDF in a bounded in-process cache keyed by the content's SHA-256 and the
 office's version and build; each page is then rasterised from it by ``pdftoppm`` at 96 dpi times
-the scale. :meth:`LibreOffice.pdf` returns that PDF. The export runs under its own deadline
+the scale, as a PPM that the adapter writes as a PNG (a tenth of the time pdftoppm's own PNG
+takes). :meth:`LibreOffice.pdf` returns that PDF. The export runs under its own deadline
 (``export_deadline``, 120 s by default): a render that stops waiting at its own deadline leaves
 the export going, so the next render of that content finds it done.
 

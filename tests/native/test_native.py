@@ -43,6 +43,7 @@ from artifactr.files import (
 from artifactr.files.apps.fake import FakeApp
 from artifactr.files.core.app import Edited
 from artifactr.files.core.checkouts import Outcome
+from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.fingerprint import fingerprint
 from artifactr.files.core.integrations import integration_gate
 from artifactr.files.native import CheckedIn, NativeFiles, Unchanged
@@ -346,7 +347,8 @@ async def test_a_discarded_check_out_frees_the_file(env: Env) -> None:
     assert await env.files.checkout(ws, checkout.id) == ended
     with pytest.raises(InvalidState) as caught:
         await env.files.extend(ws, checkout.id)
-    assert "discarded by user:alice" in caught.value.message
+    assert caught.value.message.endswith(f"discarded by user:alice at {rfc3339(env.clock.now)}")
+    assert caught.value.message.endswith("Z")
 
 
 async def test_a_check_in_commits_as_the_person_and_a_retry_answers_the_same(env: Env) -> None:
@@ -690,7 +692,7 @@ async def test_a_check_in_of_a_check_out_someone_discarded_is_kept_and_says_who_
     proposal = await bob.proposal(result.proposal_id)
     assert proposal.proposed_by == BOB
     assert proposal.rationale is not None
-    assert "user:admin discarded" in proposal.rationale
+    assert f"user:admin discarded at {rfc3339(broken_at)};" in proposal.rationale
     assert len(await bob.revisions(artifact_id)) == 1
     assert await env.files.lease(bob, artifact_id) is None
     assert await env.files.check_in(bob, checkout.id, chunks(edited_body(data))) == result

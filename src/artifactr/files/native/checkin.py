@@ -38,6 +38,7 @@ from artifactr.workspace import Scope, Workspace
 from pydantic import BaseModel, ConfigDict
 
 from artifactr.files.core.checkouts import Checkout, Outcome
+from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.leases import scope_of
 from artifactr.files.core.manifests import NativeFile, Provenance
 from artifactr.files.core.revisions import revision_patch
@@ -255,6 +256,6 @@ def _rationale(record: Checkout, version: int) -> str:
     made = f"checked in from check-out {record.id} of version {record.base_version}"
     if record.state == "discarded":
         by = "someone" if record.ended_by is None else record.ended_by.participant
-        at = "" if record.ended_at is None else f" at {record.ended_at.isoformat()}"
+        at = "" if record.ended_at is None else f" at {rfc3339(record.ended_at)}"
         return f"{made}, which {by} discarded{at}; the file is at version {version}"
     return f"{made}, after the file moved to version {version}"

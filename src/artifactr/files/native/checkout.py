@@ -18,6 +18,7 @@ from artifactr.workspace import Access, Workspace
 
 from artifactr.files.core import log
 from artifactr.files.core.checkouts import Checkout, holder_of
+from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.errors import NotEnabled
 from artifactr.files.core.fingerprint import fingerprint
 from artifactr.files.core.leases import (
@@ -215,5 +216,5 @@ def _ended(checkout_id: str, record: Checkout | None) -> NotFound | InvalidState
         return NotFound("checkout", checkout_id)
     how = "checked in" if record.state == "checked_in" else "discarded"
     by = "" if record.ended_by is None else f" by {record.ended_by.participant}"
-    at = "" if record.ended_at is None else f" at {record.ended_at.isoformat()}"
+    at = "" if record.ended_at is None else f" at {rfc3339(record.ended_at)}"
     return InvalidState(f"check-out {checkout_id} was {how}{by}{at}")

@@ -248,7 +248,7 @@ def test_every_file_of_the_package_has_a_layer() -> None:
         assert name == "__init__" or name.split(".")[0] in INWARD
 
 
-def test_the_architecture_map_names_every_folder_and_every_core_module() -> None:
+def test_the_architecture_map_names_every_folder_and_every_module_of_the_core_and_service() -> None:
     architecture = (PACKAGE.parents[2] / "docs" / "architecture.md").read_text()
     folders = sorted(
         path.relative_to(PACKAGE).as_posix()
@@ -256,6 +256,11 @@ def test_the_architecture_map_names_every_folder_and_every_core_module() -> None
         if path.is_dir() and path.name != "__pycache__"
     )
     unmapped = [folder for folder in folders if f"{folder.split('/')[-1]}/" not in architecture]
-    core = sorted(path.name for path in (PACKAGE / "core").glob("*.py") if path.stem != "__init__")
+    inner = sorted(
+        path.name
+        for folder in ("core", "native")
+        for path in (PACKAGE / folder).glob("*.py")
+        if path.stem != "__init__"
+    )
     assert unmapped == []
-    assert [name for name in core if name not in architecture] == []
+    assert [name for name in inner if name not in architecture] == []

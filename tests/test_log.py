@@ -6,6 +6,7 @@ and each app failure with its kind. The fields are attributes of the record too;
 carries a file's text. Unconfigured, the package's logger has only a NullHandler.
 """
 
+import importlib
 import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
@@ -25,6 +26,7 @@ from artifactr.files import (
     NativeFiles,
     WordDocument,
 )
+from artifactr.files.core import log
 from artifactr.files.core.errors import AppTimeout
 from artifactr.files.core.log import LOGGER
 from tests.documents import build_docx
@@ -41,6 +43,8 @@ def events(caplog: pytest.LogCaptureFixture) -> list[logging.LogRecord]:
 
 
 def test_the_package_is_quiet_until_the_application_configures_logging() -> None:
+    assert [type(handler) for handler in LOGGER.handlers] == [logging.NullHandler]
+    importlib.reload(log)  # loaded again, as runpy or a test's reload does: still one handler
     assert [type(handler) for handler in LOGGER.handlers] == [logging.NullHandler]
 
 

@@ -28,7 +28,9 @@ from artifactr.files.core.errors import AppFailure
 
 LOGGER: Final = logging.getLogger("artifactr.files")
 """The package's logger: every other one is its child."""
-LOGGER.addHandler(logging.NullHandler())
+if not any(isinstance(handler, logging.NullHandler) for handler in LOGGER.handlers):
+    # Once, however often the module is loaded again (a test's reload, runpy).
+    LOGGER.addHandler(logging.NullHandler())
 
 NATIVE: Final = logging.getLogger("artifactr.files.native")
 """The logger of :class:`~artifactr.files.NativeFiles`' state changes and refusals."""

@@ -133,6 +133,21 @@ async def test_active_lists_only_open_check_outs_that_expire_after_now(
     assert await checkouts.active(SCOPE, now=NOON + timedelta(hours=9)) == []
 
 
+async def test_open_on_lists_an_artifact_s_open_check_outs_lapsed_or_not_oldest_first(
+    checkouts: Checkouts,
+) -> None:
+    # Added in the order of their ids, which break a tie in the database's clock.
+    await checkouts.add(SCOPE, record("co_1", expires_at=NOON - timedelta(hours=1)))
+    await checkouts.add(SCOPE, record("co_2"))
+    await checkouts.add(SCOPE, record("co_3", state="checked_in"))
+    await checkouts.add(SCOPE, record("co_4", state="discarded"))
+    await checkouts.add(SCOPE, record("co_5", artifact_id="a2"))
+    found = await checkouts.open_on(SCOPE, "a1")
+    assert [checkout.id for checkout in found] == ["co_1", "co_2"]
+    assert await checkouts.open_on(Scope(tenant_id="t1", workspace_id="w2"), "a1") == []
+    assert await checkouts.open_on(SCOPE, "a3") == []
+
+
 @pytest.mark.parametrize(
     "other",
     [

@@ -332,6 +332,26 @@ async def test_only_the_person_who_checked_out_may_act_on_the_check_out(env: Env
         await env.files.extend(bob, "co_missing")
 
 
+async def test_a_person_s_open_check_outs_of_a_file_include_those_whose_lease_lapsed(
+    env: Env,
+) -> None:
+    artifact_id = await env.upload()
+    alice, bob = await env.ws(), await env.ws(BOB)
+    first = await env.files.check_out(alice, artifact_id)
+    env.clock.advance(timedelta(hours=8, minutes=1))
+    assert await env.files.lease(alice, artifact_id) is None
+    second = await env.files.check_out(alice, artifact_id)
+    mine = await env.files.open_checkouts(alice, artifact_id)
+    assert [record.id for record in mine] == [second.id, first.id]  # newest first
+    assert await env.files.open_checkouts(bob, artifact_id) == []  # only the caller's own
+    await env.files.discard(alice, first.id)
+    assert [record.id for record in await env.files.open_checkouts(alice, artifact_id)] == [
+        second.id
+    ]
+    with pytest.raises(NotFound):
+        await env.files.open_checkouts(alice, "art_missing")
+
+
 async def test_a_discarded_check_out_frees_the_file(env: Env) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()

@@ -9,6 +9,7 @@ renders and downloads. The browser tests (tests/browser) drive the same pages in
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from datetime import timedelta
 
 import httpx2
 import pytest
@@ -293,6 +294,50 @@ async def test_a_check_in_after_the_file_moved_on_is_kept_as_a_proposal(portal: 
     assert mine is not None, page.text
     refused = await portal.post(f"/{artifact_id}/proposals/{mine.group(1)}/accept")
     assert "someone other than its author" in notice(refused)
+
+
+async def test_a_check_out_whose_lease_lapsed_can_still_be_checked_in(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    await portal.post(f"/{artifact_id}/check-out")
+    portal.api.clock.advance(timedelta(hours=8, minutes=1))
+    page = await portal.get(f"/{artifact_id}")
+    assert "Your check-out of version 1 lapsed at 2026-11-30T20:00:00Z" in words(page)
+    assert (
+        "Check in your edited file all the same: it is applied if no one has changed the file "
+        "since, or kept as a proposal for review if someone has. Or discard it."
+    ) in words(page)
+    assert "free: no one has it checked out" in words(page)
+    assert "Check out" in words(page)  # a check-out afresh is offered beside it
+    found = re.search(r'action="[^"]+/checkouts/(co_[0-9a-f]+)/check-in"', page.text)
+    assert found is not None
+    # Bob, who never checked it out, is offered nothing of Alice's.
+    assert "lapsed" not in words(await portal.get(f"/{artifact_id}", who=BOB))
+    changed = [*PARAGRAPHS[:-1], "Clause 60, signed late."]
+    checked_in = await portal.post(
+        f"/{artifact_id}/checkouts/{found.group(1)}/check-in",
+        files={"file": ("contract.docx", build_docx(changed))},
+    )
+    assert notice(checked_in) == "Applied: your check-in is version 2."
+    assert "lapsed" not in words(await portal.get(f"/{artifact_id}"))
+
+
+async def test_a_lapsed_check_out_checked_in_after_someone_else_s_is_a_proposal(
+    portal: Portal,
+) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    await portal.post(f"/{artifact_id}/check-out")
+    portal.api.clock.advance(timedelta(hours=8, minutes=1))
+    await portal.post(f"/{artifact_id}/check-out", who=BOB)
+    page = await portal.get(f"/{artifact_id}")
+    assert "checked out by Bob until" in words(page)
+    assert "Your check-out of version 1 lapsed at" in words(page)
+    found = re.search(r'action="[^"]+/checkouts/(co_[0-9a-f]+)/discard"', page.text)
+    assert found is not None
+    discarded = await portal.post(f"/{artifact_id}/checkouts/{found.group(1)}/discard")
+    assert notice(discarded) == (
+        "Discarded: nothing was checked in, and someone else has it checked out."
+    )
+    assert "lapsed" not in words(await portal.get(f"/{artifact_id}"))
 
 
 def _participant_id(holder: str) -> str:

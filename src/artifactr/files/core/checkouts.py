@@ -153,6 +153,10 @@ class Checkouts(Protocol):
         """Return the scope's open check-outs that expire after ``now``."""
         ...
 
+    async def open_on(self, scope: Scope, artifact_id: str) -> Sequence[Checkout]:
+        """Return an artifact's open check-outs, their leases lapsed or not, oldest first."""
+        ...
+
 
 class InMemoryCheckouts:
     """Check-out records in a dict.
@@ -232,6 +236,16 @@ class InMemoryCheckouts:
             for (tenant, workspace, _), record in self._records.items()
             if (tenant, workspace) == (scope.tenant_id, scope.workspace_id)
             and record.expires_at > now
+            and record.state == "open"
+        ]
+
+    async def open_on(self, scope: Scope, artifact_id: str) -> Sequence[Checkout]:
+        """Return an artifact's open check-outs, oldest first (as they were added)."""
+        return [
+            record
+            for (tenant, workspace, _), record in self._records.items()
+            if (tenant, workspace) == (scope.tenant_id, scope.workspace_id)
+            and record.artifact_id == artifact_id
             and record.state == "open"
         ]
 

@@ -356,17 +356,24 @@ def portal_router(
             base = link.checkout(artifact_id, checkout_id)
             parts.append(_button(f"{base}/extend", "Extend by 8 hours", quiet=True))
             parts.append(_button(f"{base}/discard", "Discard the check-out", quiet=True))
-            parts.append(
-                f'<form method="post" action="{_e(base)}/check-in" enctype="multipart/form-data">'
-                f'<label>Summary <input type="text" name="summary" maxlength="{SUMMARY}"></label> '
-                '<label>Your edited file <input type="file" name="file" required></label> '
-                '<button type="submit">Check in</button></form>'
-            )
+            parts.append(_check_in_form(base))
         else:
             parts.append(
                 '<p class="notice held">Someone else has it checked out: you may check it out '
                 "once they check it in or their lease lapses.</p>"
             )
+        lapsed = [] if not editor or mine else await files.open_checkouts(ws, artifact_id)
+        if lapsed:
+            # The lease lapsed, the check-out did not: its edit can still come in (ADR-0004).
+            base = link.checkout(artifact_id, lapsed[0].id)
+            parts.append(
+                f'<p class="notice held">Your check-out of version {lapsed[0].base_version} '
+                f"lapsed at <strong>{_e(rfc3339(lapsed[0].expires_at))}</strong>. Check in your "
+                "edited file all the same: it is applied if no one has changed the file since, "
+                "or kept as a proposal for review if someone has. Or discard it.</p>"
+            )
+            parts.append(_button(f"{base}/discard", "Discard the check-out", quiet=True))
+            parts.append(_check_in_form(base))
         parts.append("</div>")
         parts.append("<h2>Outline</h2>")
         parts.append(f"<pre>{_e(manifest.outline)}</pre>" if manifest.outline else "<p>None.</p>")
@@ -573,7 +580,9 @@ def portal_router(
             await files.discard(ws, checkout_id)
         except Rejection as rejection:
             return await file_page(request, ws, artifact_id, _notice("refused", str(rejection)))
-        notice = _notice("applied", "Discarded: nothing was checked in, and the file is free.")
+        free = await files.lease(ws, artifact_id) is None
+        said = "and the file is free." if free else "and someone else has it checked out."
+        notice = _notice("applied", f"Discarded: nothing was checked in, {said}")
         return await file_page(request, ws, artifact_id, notice)
 
     @router.post("/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/check-in")
@@ -699,6 +708,16 @@ def _participant(holder: str) -> str:
     """Return who holds a lease: ``checkout:<id>:<participant>``'s participant, or the holder."""
     kind, _, rest = holder.partition(":")
     return rest.partition(":")[2] if kind == "checkout" else holder
+
+
+def _check_in_form(base: str) -> str:
+    """Return the form that checks a file in to the check-out at ``base``."""
+    return (
+        f'<form method="post" action="{_e(base)}/check-in" enctype="multipart/form-data">'
+        f'<label>Summary <input type="text" name="summary" maxlength="{SUMMARY}"></label> '
+        '<label>Your edited file <input type="file" name="file" required></label> '
+        '<button type="submit">Check in</button></form>'
+    )
 
 
 def _checkout_of(holder: str) -> str:

@@ -61,6 +61,21 @@ class CheckOut(CheckIn):
             raise Forbidden(f"check-out {checkout_id} is someone else's")
         return record
 
+    async def open_checkouts(self, ws: Workspace, artifact_id: str) -> list[Checkout]:
+        """Return the actor's open check-outs of a file, newest first; a read.
+
+        Those whose lease lapsed are here too: each may still be checked in (applied if the
+        file has not moved since, else kept as a proposal, ADR-0004) or discarded.
+
+        Raises:
+            NotFound: If the artifact is missing or hidden.
+        """
+        await visible(ws, NativeFile, artifact_id)
+        found = await self.checkouts.open_on(scope_of(ws), artifact_id)
+        return [
+            record for record in reversed(found) if record.actor.participant == ws.actor.participant
+        ]
+
     async def _record(self, ws: Workspace, checkout_id: str) -> Checkout:
         plausible = 0 < len(checkout_id) <= MAX_ID and checkout_id.isprintable()
         record = await self.checkouts.get(scope_of(ws), checkout_id) if plausible else None

@@ -156,6 +156,20 @@ class SqlCheckouts:
             )
             return [_checkout(row) for row in rows]
 
+    @finished
+    async def open_on(self, scope: Scope, artifact_id: str) -> Sequence[Checkout]:
+        """Return an artifact's open check-outs, their leases lapsed or not, oldest first."""
+        async with self._sessions.read(scope.tenant_id) as connection:
+            rows = await connection.execute(
+                _RECORD.where(
+                    CheckoutRow.tenant_id == scope.tenant_id,
+                    CheckoutRow.workspace_id == scope.workspace_id,
+                    CheckoutRow.artifact_id == artifact_id,
+                    CheckoutRow.state == "open",
+                ).order_by(CheckoutRow.created_at, CheckoutRow.id)
+            )
+            return [_checkout(row) for row in rows]
+
 
 def _record(scope: Scope, checkout_id: str) -> tuple[ColumnElement[bool], ...]:
     return (

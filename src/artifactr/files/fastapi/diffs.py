@@ -17,8 +17,6 @@ from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel, ConfigDict
 
 from artifactr.files.fastapi.routing import (
-    BINARY,
-    ETAG,
     ID_PATTERN,
     MAX_INT,
     ArtifactPath,
@@ -26,6 +24,7 @@ from artifactr.files.fastapi.routing import (
     ScaleQuery,
     cached_png,
     or_http,
+    png_responses,
     refusals,
 )
 from artifactr.files.native import NativeFiles
@@ -176,15 +175,7 @@ def add_diff_routes(router: APIRouter, files: NativeFiles, current: Any) -> None
         "/{artifact_id}/proposals/{proposal_id}/pages/{page}",
         name="proposal_page",
         response_class=Response,
-        responses={
-            200: {
-                "content": {"image/png": BINARY},
-                "headers": ETAG,
-                "description": "The page as a PNG",
-            },
-            304: {"headers": ETAG, "description": "Not modified: the ETag matches"},
-            **refusals(404, 413, 422, 502, 504),
-        },
+        responses=png_responses(404, 413, 422, 502, 504),
     )
     async def proposal_page(
         request: Request,

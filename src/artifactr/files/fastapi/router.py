@@ -48,6 +48,7 @@ from artifactr.files.fastapi.routing import (
     cached_png,
     matches,
     or_http,
+    png_responses,
     refusals,
 )
 from artifactr.files.native import CheckedIn, NativeFiles
@@ -322,15 +323,7 @@ def files_router(
     @router.get(
         "/{artifact_id}/versions/{version}/pages/{page}",
         response_class=Response,
-        responses={
-            200: {
-                "content": {"image/png": BINARY},
-                "headers": ETAG,
-                "description": "The page as a PNG",
-            },
-            304: {"headers": ETAG, "description": "Not modified: the ETag matches"},
-            **refusals(404, 409, 413, 422, 502, 504),
-        },
+        responses=png_responses(404, 409, 413, 422, 502, 504),
     )
     async def file_page(
         request: Request,

@@ -86,6 +86,19 @@ def refusals(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": _REFUSED, "description": "Refused"} for status in statuses}
 
 
+def png_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """Return the OpenAPI document's responses of a page route: the PNG, 304, and refusals."""
+    return {
+        200: {
+            "content": {"image/png": BINARY},
+            "headers": ETAG,
+            "description": "The page as a PNG",
+        },
+        304: {"headers": ETAG, "description": "Not modified: the ETag matches"},
+        **refusals(*statuses),
+    }
+
+
 async def or_http[T](awaitable: Awaitable[T]) -> T:
     """Return what ``awaitable`` returns, or raise its refusal or failure as an HTTP problem.
 

@@ -29,7 +29,7 @@ reads. That is a choice, not authentication, and the page says so.
 """
 
 import html
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Final, Literal
 from urllib.parse import quote, urlencode
 
@@ -313,6 +313,26 @@ def portal_router(
         body = f"<h1>Files in {_e(workspace_id)}</h1>{table}"
         return page(request, f"Files in {workspace_id}", body, ws.actor)
 
+    async def acting(
+        request: Request,
+        workspace_id: str,
+        artifact_id: str,
+        action: Callable[[Workspace], Awaitable[tuple[str, str]]],
+    ) -> Response:
+        """Do a form's action as the caller, then show the file with its notice.
+
+        ``action`` returns the notice and where the page sends the browser next ("" for
+        nowhere); a refusal is the notice instead.
+        """
+        ws = await open_as(request, workspace_id)
+        if isinstance(ws, HTMLResponse):
+            return ws
+        try:
+            notice, refresh = await action(ws)
+        except Rejection as rejection:
+            return await file_page(request, ws, artifact_id, _notice("refused", str(rejection)))
+        return await file_page(request, ws, artifact_id, notice, refresh=refresh)
+
     async def file_page(
         request: Request, ws: Workspace, artifact_id: str, notice: str = "", refresh: str = ""
     ) -> Response:
@@ -539,51 +559,40 @@ def portal_router(
 
     @router.post("/workspaces/{workspace_id}/files/{artifact_id}/check-out")
     async def check_out(request: Request, workspace_id: str, artifact_id: str) -> Response:
-        ws = await open_as(request, workspace_id)
-        if isinstance(ws, HTMLResponse):
-            return ws
-        try:
+        async def checked_out(ws: Workspace) -> tuple[str, str]:
             record = await files.check_out(ws, artifact_id)
-        except Rejection as rejection:
-            return await file_page(request, ws, artifact_id, _notice("refused", str(rejection)))
-        download = urls(request, ws).download(artifact_id, record.base_version)
-        notice = _notice(
-            "applied",
-            f"Checked out version {record.base_version} until {rfc3339(record.expires_at)}. "
-            "Your download starts by itself; edit the file, then check it in below.",
-            link=(download, "Download it again"),
-        )
-        return await file_page(request, ws, artifact_id, notice, refresh=download)
+            download = urls(request, ws).download(artifact_id, record.base_version)
+            notice = _notice(
+                "applied",
+                f"Checked out version {record.base_version} until {rfc3339(record.expires_at)}. "
+                "Your download starts by itself; edit the file, then check it in below.",
+                link=(download, "Download it again"),
+            )
+            return notice, download
+
+        return await acting(request, workspace_id, artifact_id, checked_out)
 
     @router.post("/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/extend")
     async def extend(
         request: Request, workspace_id: str, artifact_id: str, checkout_id: str
     ) -> Response:
-        ws = await open_as(request, workspace_id)
-        if isinstance(ws, HTMLResponse):
-            return ws
-        try:
+        async def extended(ws: Workspace) -> tuple[str, str]:
             record = await files.extend(ws, checkout_id)
-        except Rejection as rejection:
-            return await file_page(request, ws, artifact_id, _notice("refused", str(rejection)))
-        notice = _notice("applied", f"Extended: yours until {rfc3339(record.expires_at)}.")
-        return await file_page(request, ws, artifact_id, notice)
+            return _notice("applied", f"Extended: yours until {rfc3339(record.expires_at)}."), ""
+
+        return await acting(request, workspace_id, artifact_id, extended)
 
     @router.post("/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/discard")
     async def discard(
         request: Request, workspace_id: str, artifact_id: str, checkout_id: str
     ) -> Response:
-        ws = await open_as(request, workspace_id)
-        if isinstance(ws, HTMLResponse):
-            return ws
-        try:
+        async def discarded(ws: Workspace) -> tuple[str, str]:
             await files.discard(ws, checkout_id)
-        except Rejection as rejection:
-            return await file_page(request, ws, artifact_id, _notice("refused", str(rejection)))
-        free = await files.lease(ws, artifact_id) is None
-        said = "and the file is free." if free else "and someone else has it checked out."
-        notice = _notice("applied", f"Discarded: nothing was checked in, {said}")
-        return await file_page(request, ws, artifact_id, notice)
+            free = await files.lease(ws, artifact_id) is None
+            said = "and the file is free." if free else "and someone else has it checked out."
+            return _notice("applied", f"Discarded: nothing was checked in, {said}"), ""
+
+        return await acting(request, workspace_id, artifact_id, discarded)
 
     @router.post("/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/check-in")
     async def check_in(
@@ -624,21 +633,17 @@ def portal_router(
         proposal_id: str,
         decision: Literal["accept", "reject"],
     ) -> Response:
-        ws = await open_as(request, workspace_id)
-        if isinstance(ws, HTMLResponse):
-            return ws
-        try:
+        async def decided(ws: Workspace) -> tuple[str, str]:
             await files.proposed(ws, artifact_id, proposal_id)
             outcome = await ws.commit(RespondToProposal(proposal_id=proposal_id, decision=decision))
-        except Rejection as rejection:
-            return await file_page(request, ws, artifact_id, _notice("refused", str(rejection)))
-        said = outcome.model_dump()
-        words = (
-            f"Accepted: the file is now version {said.get('version')}."
-            if decision == "accept"
-            else "Rejected: the file is as it was."
-        )
-        return await file_page(request, ws, artifact_id, _notice("applied", words))
+            words = (
+                f"Accepted: the file is now version {outcome.model_dump().get('version')}."
+                if decision == "accept"
+                else "Rejected: the file is as it was."
+            )
+            return _notice("applied", words), ""
+
+        return await acting(request, workspace_id, artifact_id, decided)
 
     return router
 

@@ -41,14 +41,10 @@ def png_from_ppm(ppm: bytes) -> bytes:
             f"{len(pixels)} bytes, which is not one 8-bit RGB page"
         )
     compressor = zlib.compressobj()
+    # Each row behind its filter byte: 0, none.
     rows = [
-        part
-        for row in range(height)
-        for part in (
-            compressor.compress(b"\x00"),
-            compressor.compress(pixels[row * stride : (row + 1) * stride]),
-        )
-        if part
+        compressor.compress(b"\x00" + pixels[at : at + stride])
+        for at in range(0, stride * height, stride)
     ]
     rows.append(compressor.flush())
     header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)

@@ -23,7 +23,7 @@ import httpx2
 import uvicorn
 
 from artifactr.files import DOCX, AppCommand, FakeApp
-from artifactr.files.apps.documents import build_docx
+from artifactr.files.core.documents import build_docx
 from examples.contracts import TENANT, WORKSPACE, create_app
 
 ALICE: Final = {"x-user": "alice"}

@@ -42,7 +42,7 @@ import anyio
 
 from artifactr.files.apps.libreoffice import LibreOffice
 from artifactr.files.apps.wordcraft import Subprocess
-from artifactr.files.core.app import EDIT_DEADLINE, App, AppCommand, Inspection
+from artifactr.files.core.app_port import EDIT_DEADLINE, App, AppCommand, Inspection
 from artifactr.files.core.errors import AppFailure, UnsafeFile
 
 ROOT: Final = Path(__file__).resolve().parents[1]

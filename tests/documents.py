@@ -1,6 +1,6 @@
 """Documents for tests: the package's own builder of small real .docx files."""
 
-from artifactr.files.apps.documents import (
+from artifactr.files.core.documents import (
     AUTHOR,
     DATE,
     DEFAULT_PARAGRAPHS,

@@ -31,7 +31,7 @@ from artifactr.files.core.errors import (
     UnsafeFile,
 )
 from artifactr.files.core.leases import ArtifactBusy
-from artifactr.files.fastapi.routing import or_http
+from artifactr.files.fastapi.http_answers import or_http
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "reference.md"

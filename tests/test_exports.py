@@ -74,10 +74,10 @@ def test_the_top_level_names_every_public_class_of_the_core_it_imports() -> None
 def test_an_extra_s_names_load_when_first_used() -> None:
     from artifactr.files import SqlBlobs, Subprocess, Worker, files_router, native_file_tools, sql
     from artifactr.files.agent import tools
-    from artifactr.files.apps import wordcraft
+    from artifactr.files.apps import wordcraft, worker
     from artifactr.files.fastapi import router
 
-    assert (SqlBlobs, Subprocess, Worker) == (sql.SqlBlobs, wordcraft.Subprocess, wordcraft.Worker)
+    assert (SqlBlobs, Subprocess, Worker) == (sql.SqlBlobs, wordcraft.Subprocess, worker.Worker)
     assert (files_router, native_file_tools) == (router.files_router, tools.native_file_tools)
     assert set(artifactr.files.EXTRAS) <= set(dir(artifactr.files))
 
@@ -90,7 +90,7 @@ def test_a_name_the_package_lacks_is_an_attribute_error() -> None:
 @pytest.mark.parametrize(
     ("name", "missing", "extra"),
     [
-        ("Worker", "mcp", "pip install 'artifactr-files-ai[worker]'"),
+        ("Worker", "httpx2", "pip install 'artifactr-files-ai[worker]'"),
         ("SqlLeases", "sqlalchemy", "pip install 'artifactr-files-ai[sqlite]'"),
         ("files_router", "fastapi", "pip install 'artifactr-files-ai[fastapi]'"),
         ("native_file_tools", "pydantic_ai", "pip install 'artifactr-ai>=0.2.1'"),

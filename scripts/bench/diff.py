@@ -30,9 +30,9 @@ from artifactr import UserActor, Workspaces
 from artifactr.core import Applied
 from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
 
-from artifactr.files.apps.documents import build_docx
 from artifactr.files.apps.fake import LINES_PER_PAGE, FakeApp
-from artifactr.files.core.app import RENDER_DEADLINE
+from artifactr.files.core.app_port import RENDER_DEADLINE
+from artifactr.files.core.documents import build_docx
 from artifactr.files.core.manifests import DOCX, WordDocument
 from artifactr.files.native import NativeFiles
 from artifactr.files.native.diff import revision_diff

@@ -36,7 +36,7 @@ from artifactr.workspace import Workspace
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from artifactr.files.core.app import (
+from artifactr.files.core.app_port import (
     EDIT_DEADLINE,
     About,
     AppCommand,

@@ -32,8 +32,8 @@ from typing import Final
 
 import anyio
 
-from artifactr.files.apps.documents import build_docx
-from artifactr.files.apps.wordcraft.worker import Worker
+from artifactr.files.apps.worker import Worker
+from artifactr.files.core.documents import build_docx
 from artifactr.files.core.errors import AppFailure, UnsafeFile
 from scripts.hostile_corpus import CORPUS
 

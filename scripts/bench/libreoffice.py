@@ -28,9 +28,9 @@ from collections.abc import Awaitable
 from pathlib import Path
 from typing import Final
 
-from artifactr.files.apps.documents import build_docx
 from artifactr.files.apps.libreoffice import LibreOffice, available
-from artifactr.files.core.app import AppCommand
+from artifactr.files.core.app_port import AppCommand
+from artifactr.files.core.documents import build_docx
 
 BARE_UNO: Final = """
 import os, subprocess, sys, time, uno

@@ -32,8 +32,8 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from starlette.requests import HTTPConnection
 
-from artifactr.files.apps.documents import build_docx
 from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.documents import build_docx
 from artifactr.files.core.manifests import DOCX, WordDocument
 from artifactr.files.fastapi.router import files_router
 from artifactr.files.native import NativeFiles

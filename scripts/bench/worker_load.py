@@ -30,7 +30,7 @@ from typing import Final
 
 import anyio
 
-from artifactr.files.apps.documents import build_docx
+from artifactr.files.core.documents import build_docx
 from artifactr.files.core.errors import AppFailure, UnsafeFile
 from scripts.bench.hostile import ROOT, Spawned, spawn
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from selenium.webdriver.common.by import By
 
 from artifactr.files.apps.fake import FakeApp
-from artifactr.files.core.app import AppCommand
+from artifactr.files.core.app_port import AppCommand
 from tests.browser.conftest import Browser
 
 EXPIRY = re.compile(r"until (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z)")

@@ -36,8 +36,8 @@ from artifactr.files.native import NativeFiles
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
 from mcp import Client
+from tests.agent.conftest import ALICE, DEADLINE, Note, chunks
 from tests.documents import build_docx
-from tests.tools.conftest import ALICE, DEADLINE, Note, chunks
 
 CLAUDE = ExternalAgentActor(client_id="claude-desktop", name="Claude Desktop")
 """The MCP client: an external agent with credentials of its own."""

@@ -24,9 +24,9 @@ from artifactr.files.agent.wording import (
     WORKSPACE_ID,
 )
 from artifactr.files.core.clock import rfc3339
+from tests.agent.conftest import BOB, RFC3339_Z
 from tests.documents import build_docx
 from tests.mcp.conftest import CLAUDE, Server, call, refusal, text
-from tests.tools.conftest import BOB, RFC3339_Z
 
 NATIVE_TOOLS = ["read_native", "read_review", "find_commands", "edit_native", "view_page"]
 REPLACE = [{"command": "edit.replaceAll", "params": {"text": "fox", "with": "cat"}}]

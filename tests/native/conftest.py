@@ -12,10 +12,11 @@ from artifactr.workspace import InMemoryStorage, Scope, Storage, Workspace
 
 from artifactr.files import InMemoryBlobs, InMemoryCheckouts, InMemoryLeases, WordDocument
 from artifactr.files.apps.fake import FakeApp
-from artifactr.files.core.blobs import Blobs, InMemoryRenders, Renders
+from artifactr.files.core.blobs import Blobs
 from artifactr.files.core.checkouts import Checkouts
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.core.leases import Leases
+from artifactr.files.core.renders import InMemoryRenders, Renders
 from artifactr.files.native import NativeFiles
 from tests.clock import Clock
 from tests.databases import BACKENDS, sql_engine

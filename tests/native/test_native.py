@@ -41,7 +41,7 @@ from artifactr.files import (
     WordDocument,
 )
 from artifactr.files.apps.fake import FakeApp
-from artifactr.files.core.app import Edited
+from artifactr.files.core.app_port import Edited
 from artifactr.files.core.checkouts import Outcome
 from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.fingerprint import fingerprint

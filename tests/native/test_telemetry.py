@@ -27,7 +27,7 @@ from artifactr.files import (
     Telemetry,
     WordDocument,
 )
-from artifactr.files.core.app import EDIT_DEADLINE, Source
+from artifactr.files.core.app_port import EDIT_DEADLINE, Source
 from artifactr.files.core.telemetry import DURATION, METRIC_ATTRIBUTES, TENANT_ID
 from tests.native.conftest import chunks, sample_docx
 

@@ -1,10 +1,10 @@
 """Fixtures for the worker: the service on loopback, its app, its scratch space and its leftovers.
 
-Each worker runs for real: uvicorn in a background thread, on a free port of 127.0.0.1, in front
-of a real app process. The app is the quick stand-in (``quick.py``, the worker's mechanics, a
-fraction of a second a job), the full one (``tests/wordcraft/standin.py``, real edits, seconds a
-job, since it imports the MCP SDK), or the real LibreOffice (seconds a job; skipped where it
-can't run, except in CI).
+Each worker runs for real: uvicorn in a background thread, on a free port of 127.0.0.1, in front of
+a real app process. The app is the quick stand-in (``quick.py``, the worker's mechanics, a fraction
+of a second a job), the full one (``tests/apps/wordcraft/standin.py``, real edits, seconds a job,
+since it imports the MCP SDK), or the real LibreOffice (seconds a job; skipped where it can't run,
+except in CI).
 
 Every test that starts a worker gets a scratch directory as the temporary directory of the
 worker and of its jobs (``tempfile.tempdir``), which must be empty when the test ends, and a file
@@ -28,9 +28,9 @@ import pytest
 import uvicorn
 from worker.artifactr_files_worker import Settings, create_app
 
-from artifactr.files.apps.wordcraft.worker import Worker
+from artifactr.files.apps.worker import Worker
+from tests.apps.wordcraft.conftest import STANDIN, alive, recorded, report_document, saved
 from tests.office import need_office
-from tests.wordcraft.conftest import STANDIN, alive, recorded, report_document, saved
 
 QUICK = Path(__file__).with_name("quick.py")
 """The quick stand-in."""

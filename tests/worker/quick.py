@@ -1,9 +1,9 @@
 """A quick stand-in for ``wordcraft-cli mcp``: the worker's mechanics, without the SDK's start-up.
 
-The full stand-in (``tests/wordcraft/standin.py``) edits real documents, but importing the SDK takes
-seconds a process, and the worker starts one per job. The worker's own tests (its gate, limits,
-temporary directories, refusals) need a job, not an edit, so this program answers the same tools
-with hand-written JSON-RPC lines and the standard library only:
+The full stand-in (``tests/apps/wordcraft/standin.py``) edits real documents, but importing the SDK
+takes seconds a process, and the worker starts one per job. The worker's own tests (its gate,
+limits, temporary directories, refusals) need a job, not an edit, so this program answers the same
+tools with hand-written JSON-RPC lines and the standard library only:
 
 - ``execute file.open`` keeps the bytes it is given; ``save_document`` writes them back unchanged;
   ``batch`` succeeds, except for a command whose id starts with ``fail.``, which it refuses as

@@ -13,8 +13,8 @@ import socket
 import httpx2
 import pytest
 
-from artifactr.files.apps.wordcraft import worker as adapter
-from artifactr.files.apps.wordcraft.worker import (
+from artifactr.files.apps import worker as adapter
+from artifactr.files.apps.worker import (
     CONTENT_TYPE,
     Call,
     Outcome,
@@ -22,7 +22,7 @@ from artifactr.files.apps.wordcraft.worker import (
     Worker,
     frame,
 )
-from artifactr.files.core.app import AppCommand, CommandSpec, Inspection
+from artifactr.files.core.app_port import AppCommand, CommandSpec, Inspection
 from artifactr.files.core.errors import (
     AppCrashed,
     AppFailure,

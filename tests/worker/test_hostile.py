@@ -19,8 +19,8 @@ from scripts.hostile_corpus import CORPUS, write
 from artifactr.files.core.errors import AppRefused, UnsafeFile
 from artifactr.files.core.fingerprint import fingerprint
 from tests import hostile
+from tests.apps.wordcraft.conftest import recorded
 from tests.office import need_office, running
-from tests.wordcraft.conftest import recorded
 from tests.worker.conftest import QUICK
 
 DEADLINE = 30.0

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from artifactr.files.apps.wordcraft.worker import Worker
-from artifactr.files.core.app import AppCommand
+from artifactr.files.apps.worker import Worker
+from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, UnsafeFile
 from artifactr.files.core.screen import screen
 from tests.office import running

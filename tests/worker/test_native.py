@@ -1,6 +1,6 @@
 """NativeFiles end to end through the worker: upload, edit, check out and check in.
 
-FakeApp is replaced by the real chain: :class:`~artifactr.files.apps.wordcraft.worker.Worker`, HTTP
+FakeApp is replaced by the real chain: :class:`~artifactr.files.apps.worker.Worker`, HTTP
 on loopback, the worker service, its screening and launcher, and the full stand-in editing the
 .docx. Everything NativeFiles stores comes back from that chain.
 """

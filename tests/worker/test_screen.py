@@ -18,7 +18,7 @@ from worker.artifactr_files_worker.screen import MAX_JPEG_STEPS
 
 from artifactr.files.core.errors import UnsafeFile
 from tests import hostile
-from tests.wordcraft.conftest import report_document, saved
+from tests.apps.wordcraft.conftest import report_document, saved
 
 MIB = 1024 * 1024
 W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'

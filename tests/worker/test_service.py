@@ -23,13 +23,13 @@ import pytest
 from worker.artifactr_files_worker import Screening
 
 from artifactr.files.apps.wordcraft import ApplyJob, CommandsJob, InspectJob
-from artifactr.files.apps.wordcraft.worker import CONTENT_TYPE, Call, frame
-from artifactr.files.core.app import AppCommand
+from artifactr.files.apps.worker import CONTENT_TYPE, Call, frame
+from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge, UnsafeFile
 from artifactr.files.core.fingerprint import fingerprint
 from artifactr.files.core.screen import ZipLimits, screen
 from tests import hostile
-from tests.wordcraft.conftest import recorded
+from tests.apps.wordcraft.conftest import recorded
 from tests.worker.conftest import TOKEN, MakeWorker, Served, counting
 
 AUTH = {"Authorization": f"Bearer {TOKEN}", "Content-Type": CONTENT_TYPE}

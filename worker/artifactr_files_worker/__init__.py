@@ -2,7 +2,7 @@
 
 A small service beside the package, built into its own image (``worker/Dockerfile``) and run on
 an internal network only the application joins (``worker/compose.yaml``). The application calls
-it through :class:`artifactr.files.apps.wordcraft.worker.Worker`.
+it through :class:`artifactr.files.apps.worker.Worker`.
 
 - :mod:`.service`: the HTTP API, the token, the one-job gate and each job's steps.
 - :mod:`.screen`: what a file must pass before the app sees it, beyond the zip screen.

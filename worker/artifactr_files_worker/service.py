@@ -1,7 +1,7 @@
 """Service: the worker's HTTP API, one job at a time (RFC-0003 "The app port and the worker").
 
 The application sends each call of the App port here through
-:class:`~artifactr.files.apps.wordcraft.worker.Worker`, whose module defines the wire format. Two
+:class:`~artifactr.files.apps.worker.Worker`, whose module defines the wire format. Two
 routes:
 
 - ``GET /health`` answers ``{"status": "ok"}``, with no token; it says nothing about files.
@@ -57,8 +57,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from artifactr.files.apps.libreoffice import LibreOffice, available
-from artifactr.files.apps.wordcraft import (
+from artifactr.files.apps.jobs import (
     ApplyJob,
     CommandsJob,
     InspectJob,
@@ -66,9 +65,10 @@ from artifactr.files.apps.wordcraft import (
     JobResult,
     Limits,
     RenderJob,
-    run_job,
 )
-from artifactr.files.apps.wordcraft.worker import (
+from artifactr.files.apps.libreoffice import LibreOffice, available
+from artifactr.files.apps.wordcraft import run_job
+from artifactr.files.apps.worker import (
     CONTENT_TYPE,
     HEALTH,
     JOBS,

@@ -52,8 +52,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Final, Literal, get_args
 
-from artifactr.files.apps.wordcraft import MAX_FILE, MAX_REPLY
-from artifactr.files.core.app import EDIT_DEADLINE, RENDER_DEADLINE
+from artifactr.files.apps.jobs import MAX_FILE, MAX_REPLY
+from artifactr.files.core.app_port import EDIT_DEADLINE, RENDER_DEADLINE
 
 from .screen import (
     DEFAULT_SCREENING,

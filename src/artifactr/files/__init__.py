@@ -20,7 +20,7 @@ import importlib
 from typing import TYPE_CHECKING, Final
 
 from artifactr.files.apps.fake import FakeApp
-from artifactr.files.core.app import (
+from artifactr.files.core.app_port import (
     About,
     App,
     AppCommand,
@@ -29,7 +29,7 @@ from artifactr.files.core.app import (
     Inspection,
     ReviewItem,
 )
-from artifactr.files.core.blobs import Blobs, InMemoryBlobs, InMemoryRenders, RenderKey, Renders
+from artifactr.files.core.blobs import Blobs, InMemoryBlobs
 from artifactr.files.core.checkouts import Checkout, Checkouts, InMemoryCheckouts
 from artifactr.files.core.errors import (
     AppCrashed,
@@ -54,6 +54,7 @@ from artifactr.files.core.leases import (
     release_artifact,
 )
 from artifactr.files.core.manifests import DOCX, Blob, NativeFile, Provenance, WordDocument
+from artifactr.files.core.renders import InMemoryRenders, RenderKey, Renders
 from artifactr.files.core.screen import DEFAULT_LIMITS, ZipLimits
 from artifactr.files.core.telemetry import Telemetry
 from artifactr.files.native import CheckedIn, NativeFiles, Unchanged
@@ -62,7 +63,7 @@ if TYPE_CHECKING:
     # What an extra brings, named for type checkers; at run time __getattr__ loads it.
     from artifactr.files.agent.tools import native_file_tools as native_file_tools
     from artifactr.files.apps.wordcraft import Subprocess as Subprocess
-    from artifactr.files.apps.wordcraft import Worker as Worker
+    from artifactr.files.apps.worker import Worker as Worker
     from artifactr.files.fastapi.router import files_router as files_router
     from artifactr.files.sql import SqlBlobs as SqlBlobs
     from artifactr.files.sql import SqlCheckouts as SqlCheckouts
@@ -78,7 +79,7 @@ EXTRAS: Final[dict[str, tuple[str, str]]] = {
     "SqlLeases": ("artifactr.files.sql", _SQL),
     "SqlRenders": ("artifactr.files.sql", _SQL),
     "Subprocess": ("artifactr.files.apps.wordcraft", _WORKER),
-    "Worker": ("artifactr.files.apps.wordcraft", _WORKER),
+    "Worker": ("artifactr.files.apps.worker", _WORKER),
     "files_router": (
         "artifactr.files.fastapi.router",
         "the 'fastapi' extra: pip install 'artifactr-files-ai[fastapi]'",

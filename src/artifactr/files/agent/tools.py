@@ -41,7 +41,7 @@ How each refusal reaches the model:
   ``error``. Raising the app's failure as it is would fail the whole run, as the capability does
   with any exception that is not a rejection; retrying at once won't help either.
 
-The tools' work and words are :mod:`artifactr.files.agent.answers` and
+The tools' work and words are :mod:`artifactr.files.agent.operations` and
 :mod:`artifactr.files.agent.wording`, which the MCP server's tools (:mod:`artifactr.files.mcp`)
 share (ADR-0012): this module only turns their answers and refusals into pydantic-ai's.
 
@@ -65,10 +65,10 @@ from pydantic_ai import (
 )
 from pydantic_ai.toolsets import AbstractToolset
 
-from artifactr.files.agent import answers, wording
-from artifactr.files.agent.answers import CallFailed, WrongArguments
+from artifactr.files.agent import operations, wording
+from artifactr.files.agent.operations import CallFailed, WrongArguments
 from artifactr.files.agent.wording import MAX_COMMANDS, READ_CHARS, REVIEW_ITEMS
-from artifactr.files.core.app import AppCommand
+from artifactr.files.core.app_port import AppCommand
 from artifactr.files.native import NativeFiles
 
 __all__ = ["MAX_COMMANDS", "MAX_RETRIES", "READ_CHARS", "REVIEW_ITEMS", "native_file_tools"]
@@ -102,7 +102,7 @@ def native_file_tools(files: NativeFiles, *, view: bool = False) -> AbstractTool
     @_worded(wording.READ_NATIVE)
     async def read_native(ctx: RunContext[Session[Any]], artifact_id: str, start: int = 0) -> str:
         with _surfaced():
-            return await answers.read_native(
+            return await operations.read_native(
                 ctx.deps.workspace, files, artifact_id, start, follow=_follower(ctx)
             )
 
@@ -110,7 +110,7 @@ def native_file_tools(files: NativeFiles, *, view: bool = False) -> AbstractTool
     @_worded(wording.READ_REVIEW)
     async def read_review(ctx: RunContext[Session[Any]], artifact_id: str, start: int = 0) -> str:
         with _surfaced():
-            return await answers.read_review(
+            return await operations.read_review(
                 ctx.deps.workspace, files, artifact_id, start, follow=_follower(ctx)
             )
 
@@ -118,7 +118,7 @@ def native_file_tools(files: NativeFiles, *, view: bool = False) -> AbstractTool
     @_worded(wording.FIND_COMMANDS)
     async def find_commands(query: str) -> str:
         with _surfaced():
-            return await answers.find_commands(files, query)
+            return await operations.find_commands(files, query)
 
     @toolset.tool
     @_worded(wording.EDIT_NATIVE)
@@ -130,7 +130,7 @@ def native_file_tools(files: NativeFiles, *, view: bool = False) -> AbstractTool
         summary: str,
     ) -> str:
         with _surfaced():
-            outcome = await answers.edit_native(
+            outcome = await operations.edit_native(
                 ctx.deps.workspace,
                 files,
                 artifact_id,
@@ -150,7 +150,7 @@ def native_file_tools(files: NativeFiles, *, view: bool = False) -> AbstractTool
             ctx: RunContext[Session[Any]], artifact_id: str, page: int
         ) -> list[str | BinaryContent]:
             with _surfaced():
-                shown = await answers.view_page(
+                shown = await operations.view_page(
                     ctx.deps.workspace, files, artifact_id, page, follow=_follower(ctx)
                 )
             return [shown.caption, BinaryContent(data=shown.png, media_type="image/png")]
@@ -191,7 +191,7 @@ def _surfaced() -> Generator[None]:
         raise ToolFailed(str(failed)) from failed
 
 
-def _follower(ctx: RunContext[Session[Any]]) -> answers.Follow:
+def _follower(ctx: RunContext[Session[Any]]) -> operations.Follow:
     """Return how a tool adds a file to the thread's focus, so the agent is told of changes.
 
     Following is a courtesy, not the read: a run whose person may read the file but not change

@@ -1,15 +1,14 @@
-"""Blobs: the content-addressed store of native files' bytes, and the render cache (RFC-0003).
+"""Blobs: the content-addressed store of native files' bytes (RFC-0003).
 
 Bytes never enter artifactr's log: a manifest names them by digest, and they live here, scoped
 by tenant, workspace and artifact, so the same digest put for another scope is never returned.
 A put is idempotent and refreshes the blob's put time, so :meth:`Blobs.collect`'s grace period
-protects a put that races a commit. This module holds the ports and the in-memory adapters;
-:mod:`artifactr.files.sql` holds the SQL ones.
+protects a put that races a commit. This module holds the port and the in-memory adapter;
+:mod:`artifactr.files.sql.blobs` holds the SQL one.
 """
 
 import hashlib
 from collections.abc import AsyncIterable, AsyncIterator, Sequence, Set
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
@@ -88,38 +87,6 @@ class Blobs(Protocol):
 
         Return how many were removed.
         """
-        ...
-
-
-@dataclass(frozen=True)
-class RenderKey:
-    """What a rendered page is cached under: never the digest alone."""
-
-    tenant_id: str
-    """The tenant."""
-    workspace_id: str
-    """The workspace."""
-    artifact_id: str
-    """The artifact."""
-    sha256: str
-    """The content's digest."""
-    page: int
-    """The page, from 1."""
-    scale: float
-    """Pixels per point."""
-    build: str
-    """The app's build, so a new build renders afresh."""
-
-
-class Renders(Protocol):
-    """A cache of rendered pages, keyed by :class:`RenderKey`."""
-
-    async def get(self, key: RenderKey) -> bytes | None:
-        """Return the cached PNG, or None."""
-        ...
-
-    async def put(self, key: RenderKey, png: bytes) -> None:
-        """Cache a PNG, replacing any under the same key."""
         ...
 
 
@@ -236,18 +203,3 @@ class InMemoryBlobs:
 
 async def _once(data: bytes) -> AsyncIterator[bytes]:
     yield data
-
-
-class InMemoryRenders:
-    """A render cache in a dict."""
-
-    def __init__(self) -> None:
-        self._pages: dict[RenderKey, bytes] = {}
-
-    async def get(self, key: RenderKey) -> bytes | None:
-        """Return the cached PNG, or None."""
-        return self._pages.get(key)
-
-    async def put(self, key: RenderKey, png: bytes) -> None:
-        """Cache a PNG."""
-        self._pages[key] = png

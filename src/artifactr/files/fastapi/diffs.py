@@ -16,7 +16,7 @@ from artifactr.workspace import Workspace
 from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel, ConfigDict
 
-from artifactr.files.fastapi.routing import (
+from artifactr.files.fastapi.http_answers import (
     ID_PATTERN,
     MAX_INT,
     ArtifactPath,

@@ -15,7 +15,7 @@ answered exactly as a missing one. Uploads and check-ins take the file as the ra
 ``multipart/form-data`` form (:mod:`~artifactr.files.fastapi.bodies`) and stream it into
 :class:`~artifactr.files.native.NativeFiles`, which hashes it as it arrives and spools it to
 disk, so memory stays flat at any size. Downloads stream too, with the content digest as a
-strong ``ETag``. Refusals answer as :func:`~artifactr.files.fastapi.routing.or_http` says;
+strong ``ETag``. Refusals answer as :func:`~artifactr.files.fastapi.http_answers.or_http` says;
 the diff routes are :mod:`~artifactr.files.fastapi.diffs`'.
 """
 
@@ -36,7 +36,7 @@ from artifactr.files.core.leases import scope_of
 from artifactr.files.core.manifests import DOCX, Blob, saved_name
 from artifactr.files.fastapi.bodies import FORM, OCTETS, read_body
 from artifactr.files.fastapi.diffs import add_diff_routes
-from artifactr.files.fastapi.routing import (
+from artifactr.files.fastapi.http_answers import (
     BINARY,
     ETAG,
     ID_PATTERN,

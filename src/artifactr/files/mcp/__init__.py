@@ -10,7 +10,7 @@ application's own agents get (:mod:`artifactr.files.agent.tools`): ``read_native
     add_native_file_tools(server, files, workspaces=workspaces, resolve=resolve_client)
 
 The tools do what the toolset's do and say it in the same words: both are
-:mod:`artifactr.files.agent.answers` and :mod:`artifactr.files.agent.wording`. Each takes a
+:mod:`artifactr.files.agent.operations` and :mod:`artifactr.files.agent.wording`. Each takes a
 ``workspace_id`` first, as the server's generic tools do, and acts as the client's
 :class:`~artifactr.core.ExternalAgentActor` in that workspace, so an edit of a ``WordDocument``
 becomes a proposal, and access and hiding are decided as on every surface (a hidden file is a
@@ -49,9 +49,9 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
 from pydantic import Field
 
-from artifactr.files.agent import answers, wording
-from artifactr.files.agent.answers import CallFailed, WrongArguments
-from artifactr.files.core.app import AppCommand
+from artifactr.files.agent import operations, wording
+from artifactr.files.agent.operations import CallFailed, WrongArguments
+from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.errors import NotEnabled
 from artifactr.files.native import NativeFiles
 
@@ -110,7 +110,7 @@ def add_native_file_tools(
     ) -> str:
         with _answered():
             ws = await opened(ctx, workspace_id)
-            return await answers.read_native(ws, files, artifact_id, start, follow=_nothing)
+            return await operations.read_native(ws, files, artifact_id, start, follow=_nothing)
 
     _add(server, read_native, words, _READS)
     words = wording.READ_REVIEW
@@ -123,7 +123,7 @@ def add_native_file_tools(
     ) -> str:
         with _answered():
             ws = await opened(ctx, workspace_id)
-            return await answers.read_review(ws, files, artifact_id, start, follow=_nothing)
+            return await operations.read_review(ws, files, artifact_id, start, follow=_nothing)
 
     _add(server, read_review, words, _READS)
     words = wording.FIND_COMMANDS
@@ -135,7 +135,7 @@ def add_native_file_tools(
     ) -> str:
         with _answered():
             await opened(ctx, workspace_id)
-            return await answers.find_commands(files, query)
+            return await operations.find_commands(files, query)
 
     _add(server, find_commands, words, _READS)
     words = wording.EDIT_NATIVE
@@ -150,7 +150,7 @@ def add_native_file_tools(
     ) -> str:
         with _answered():
             ws = await opened(ctx, workspace_id)
-            outcome = await answers.edit_native(
+            outcome = await operations.edit_native(
                 ws,
                 files,
                 artifact_id,
@@ -175,7 +175,7 @@ def add_native_file_tools(
     ) -> list[str | Image]:
         with _answered():
             ws = await opened(ctx, workspace_id)
-            shown = await answers.view_page(ws, files, artifact_id, page, follow=_nothing)
+            shown = await operations.view_page(ws, files, artifact_id, page, follow=_nothing)
         return [shown.caption, Image(data=shown.png, format="png")]
 
     _add(server, view_page, words, _READS)

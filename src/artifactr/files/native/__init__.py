@@ -17,31 +17,27 @@ removes what was put.
 - While the app is off in a workspace (ADR-0006), upload, edit, check-out, extend and check-in
   are refused with :class:`~artifactr.files.core.errors.NotEnabled` before any lease; reads go on.
 
-The service tells these stories one module each, as the RFC's sections do: :mod:`.life` (a
-file's life: upload, edit), :mod:`.checkout` and :mod:`.checkin` (a person's check-out: check
-out, extend, discard, check in), :mod:`.reading` (content, text, review, pages and their render
-cache, proposals) and :mod:`.collection`. :mod:`.service` holds what they share: the ports and
-settings, the switch, a revision's manifest and blobs; :mod:`.spool` an incoming file.
+The service tells these stories one module each, as the RFC's sections do: :mod:`.upload`,
+:mod:`.edit`, :mod:`.checkout` (check out, extend, discard), :mod:`.checkin`, :mod:`.reading`
+(content, text, review, pages and their render cache, proposals) and :mod:`.collection`; each
+public method's body is in the module named for it. :mod:`.base` holds what they share: the
+ports and settings, the switch, a revision's manifest and blobs; :mod:`.spool` an incoming file.
 """
 
 from collections.abc import Sequence
 from datetime import timedelta
 
-from artifactr.files.core.app import EDIT_DEADLINE, RENDER_DEADLINE, App
-from artifactr.files.core.blobs import Blobs, InMemoryRenders, Renders
+from artifactr.files.core.app_port import EDIT_DEADLINE, RENDER_DEADLINE, App
+from artifactr.files.core.blobs import Blobs
 from artifactr.files.core.checkouts import Checkouts
 from artifactr.files.core.clock import Clock, utc_now
 from artifactr.files.core.fingerprint import DEFAULT_LIMITS, ZipLimits
 from artifactr.files.core.integrations import Integrations
 from artifactr.files.core.leases import Leases
 from artifactr.files.core.manifests import NativeFile, WordDocument
+from artifactr.files.core.renders import InMemoryRenders, Renders
 from artifactr.files.core.telemetry import Telemetry
-from artifactr.files.native.checkin import CLAIM_POLL, CLAIM_POLL_MAX, CheckedIn
-from artifactr.files.native.checkout import ARCHIVE_ACTION, CheckOut
-from artifactr.files.native.collection import Collection
-from artifactr.files.native.life import MAX_NAME, FileLife, Unchanged
-from artifactr.files.native.reading import MAX_PAGE, MAX_SCALE, MIN_SCALE, SCALE_STEPS, Reading
-from artifactr.files.native.service import (
+from artifactr.files.native.base import (
     BYTES_IN,
     CHECKOUT_TTL,
     EDIT_TTL,
@@ -50,7 +46,13 @@ from artifactr.files.native.service import (
     MAX_SIZE,
     TEXT,
 )
+from artifactr.files.native.checkin import CLAIM_POLL, CLAIM_POLL_MAX, CheckedIn, CheckIn
+from artifactr.files.native.checkout import ARCHIVE_ACTION
+from artifactr.files.native.collection import Collection
+from artifactr.files.native.edit import Edit, Unchanged
+from artifactr.files.native.reading import MAX_PAGE, MAX_SCALE, MIN_SCALE, SCALE_STEPS, Reading
 from artifactr.files.native.spool import SPOOL_SIZE, Spooled, spool
+from artifactr.files.native.upload import MAX_NAME, Upload
 
 __all__ = [
     "ARCHIVE_ACTION",
@@ -77,7 +79,7 @@ __all__ = [
 ]
 
 
-class NativeFiles(FileLife, CheckOut, Reading, Collection):
+class NativeFiles(Upload, Edit, CheckIn, Reading, Collection):
     """The service behind every read and write of native files.
 
     Its parts are RFC-0003's stories: a file's life (:meth:`upload`, :meth:`edit`), a person's

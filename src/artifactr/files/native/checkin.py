@@ -20,6 +20,7 @@ over does, and its outcome is the answer.
 """
 
 import asyncio
+from collections.abc import AsyncIterable
 from datetime import datetime
 from typing import Final, Literal
 
@@ -37,13 +38,15 @@ from artifactr.core import (
 from artifactr.workspace import Scope, Workspace
 from pydantic import BaseModel, ConfigDict
 
+from artifactr.files.core import log
 from artifactr.files.core.checkouts import Checkout, Outcome
 from artifactr.files.core.clock import rfc3339
+from artifactr.files.core.fingerprint import fingerprint
 from artifactr.files.core.leases import scope_of
-from artifactr.files.core.manifests import NativeFile, Provenance
+from artifactr.files.core.manifests import NativeFile, Provenance, clean_text
 from artifactr.files.core.revisions import revision_patch
-from artifactr.files.native.service import Service
-from artifactr.files.native.spool import Spooled
+from artifactr.files.native.checkout import CheckOut
+from artifactr.files.native.spool import Spooled, spool
 
 CLAIM_POLL: Final = 0.02
 """How long a check-in first waits, in seconds, for another check-in of its check-out."""
@@ -72,8 +75,50 @@ class CheckedIn(BaseModel):
     """When the check-out was discarded; None if it was open."""
 
 
-class CheckIn(Service):
-    """The part of the service that checks a spooled file in against its check-out."""
+class CheckIn(CheckOut):
+    """The part of the service that checks a person's file in against its check-out."""
+
+    @log.logged("checked_in")
+    async def check_in(
+        self,
+        ws: Workspace,
+        checkout_id: str,
+        data: AsyncIterable[bytes],
+        *,
+        summary: str | None = None,
+    ) -> CheckedIn:
+        """Check a file in from a stream, against the base its check-out recorded.
+
+        Equal to the head (by fingerprint): succeeds and commits nothing. Stale (someone
+        committed since the check-out, or another holds the file now): kept as a proposal
+        against the head, with a test on the head's digest, whatever head it finds when it
+        proposes. Otherwise committed as the person, with source ``check_in``. Either way the
+        check-out ends and its lease is released.
+
+        A check-out has one check-in (ADR-0009): a retry with the same file, at once or later,
+        answers exactly what the first did (the same version, ``unchanged``, or the same
+        proposal), and one racing the first waits for its outcome. A check-in of a check-out
+        that was discarded, by its owner or broken by someone else, is kept as a proposal
+        against the head, and its answer says who ended the check-out and when.
+
+        Raises:
+            NotFound: If there is no such check-out, or its artifact is hidden.
+            Forbidden: If it is someone else's, or the actor may no longer edit the file.
+            NotEnabled: If the app is off here.
+            InvalidState: If it was checked in already with another file.
+            FileTooLarge: If the stream is over the size limit.
+            UnsafeFile: If the file is not a package or is hostile.
+            AppFailure: If the app can't read it.
+        """
+        summary = clean_text(summary or "") or None
+        record = await self.checkout(ws, checkout_id)
+        await self._require_enabled(ws)
+        incoming = await spool(data, limit=self._max_size)
+        try:
+            printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
+            return await self._check_in(ws, record, incoming, printed, summary)
+        finally:
+            incoming.close()
 
     async def _check_in(
         self, ws: Workspace, record: Checkout, source: Spooled, printed: str, summary: str | None

@@ -1,4 +1,4 @@
-"""A person's check-out: check out, extend, discard, check in (RFC-0003, ADR-0006, ADR-0009).
+"""A person's check-out: check out, extend, discard (RFC-0003, ADR-0006, ADR-0009).
 
 RFC-0003's "Check-out: a lease on the artifact" and "People: check-out and check-in". A person
 checks the head out: a record of its base version and digest, and a lease of hours whose holder
@@ -9,8 +9,6 @@ they may archive the file. A record outlives its end, saying who ended it and wh
 check-in of a discarded check-out is kept as a proposal and a retry answers what the first did.
 """
 
-import asyncio
-from collections.abc import AsyncIterable
 from typing import Final
 
 from artifactr.core import Forbidden, InvalidState, NotFound, new_id
@@ -20,7 +18,6 @@ from artifactr.files.core import log
 from artifactr.files.core.checkouts import Checkout, holder_of
 from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.errors import NotEnabled
-from artifactr.files.core.fingerprint import fingerprint
 from artifactr.files.core.leases import (
     EDIT_ACTION,
     ArtifactLease,
@@ -28,18 +25,16 @@ from artifactr.files.core.leases import (
     hold_artifact,
     scope_of,
 )
-from artifactr.files.core.manifests import NativeFile, clean_text
+from artifactr.files.core.manifests import NativeFile
 from artifactr.files.core.visibility import visible
-from artifactr.files.native.checkin import CheckedIn, CheckIn
-from artifactr.files.native.service import MAX_ID
-from artifactr.files.native.spool import spool
+from artifactr.files.native.base import MAX_ID, ServiceBase
 
 ARCHIVE_ACTION: Final = "artifactr:archive_artifact"
 """The action asked before breaking someone else's check-out."""
 
 
-class CheckOut(CheckIn):
-    """The part of the service that checks a file out to a person, and back in."""
+class CheckOut(ServiceBase):
+    """The part of the service that checks a file out to a person: out, extend, discard."""
 
     async def lease(self, ws: Workspace, artifact_id: str) -> ArtifactLease | None:
         """Return who holds the file and until when, or None; a read.
@@ -181,48 +176,6 @@ class CheckOut(CheckIn):
         await self.leases.release(scope, record.artifact_id, record.holder)
         ended = {"checkout_id": checkout_id, "artifact_id": record.artifact_id}
         log.record("discarded", ws, {**ended, "holder": record.holder})
-
-    @log.logged("checked_in")
-    async def check_in(
-        self,
-        ws: Workspace,
-        checkout_id: str,
-        data: AsyncIterable[bytes],
-        *,
-        summary: str | None = None,
-    ) -> CheckedIn:
-        """Check a file in from a stream, against the base its check-out recorded.
-
-        Equal to the head (by fingerprint): succeeds and commits nothing. Stale (someone
-        committed since the check-out, or another holds the file now): kept as a proposal
-        against the head, with a test on the head's digest, whatever head it finds when it
-        proposes. Otherwise committed as the person, with source ``check_in``. Either way the
-        check-out ends and its lease is released.
-
-        A check-out has one check-in (ADR-0009): a retry with the same file, at once or later,
-        answers exactly what the first did (the same version, ``unchanged``, or the same
-        proposal), and one racing the first waits for its outcome. A check-in of a check-out
-        that was discarded, by its owner or broken by someone else, is kept as a proposal
-        against the head, and its answer says who ended the check-out and when.
-
-        Raises:
-            NotFound: If there is no such check-out, or its artifact is hidden.
-            Forbidden: If it is someone else's, or the actor may no longer edit the file.
-            NotEnabled: If the app is off here.
-            InvalidState: If it was checked in already with another file.
-            FileTooLarge: If the stream is over the size limit.
-            UnsafeFile: If the file is not a package or is hostile.
-            AppFailure: If the app can't read it.
-        """
-        summary = clean_text(summary or "") or None
-        record = await self.checkout(ws, checkout_id)
-        await self._require_enabled(ws)
-        incoming = await spool(data, limit=self._max_size)
-        try:
-            printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
-            return await self._check_in(ws, record, incoming, printed, summary)
-        finally:
-            incoming.close()
 
 
 def _ended(checkout_id: str, record: Checkout | None) -> NotFound | InvalidState:

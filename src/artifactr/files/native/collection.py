@@ -16,10 +16,10 @@ from pydantic import JsonValue
 from artifactr.files.core import log
 from artifactr.files.core.leases import scope_of
 from artifactr.files.core.manifests import NativeFile
-from artifactr.files.native.service import Service
+from artifactr.files.native.base import ServiceBase
 
 
-class Collection(Service):
+class Collection(ServiceBase):
     """The part of the service that removes what no revision, proposal or check-out names."""
 
     @log.logged("collected")

@@ -3,7 +3,7 @@
 A portal shows a revision diff as RFC-0003's portalr does: the changed text, from the two text
 blobs; the comments and tracked changes added, removed and changed, from the two review blobs;
 the page counts; and the pages whose renders differ, side by side. This module computes it, for
-any :class:`~artifactr.files.core.app.App`, with no web framework:
+any :class:`~artifactr.files.core.app_port.App`, with no web framework:
 
 - :func:`text_diff` and :func:`review_diff` are pure: paragraph-level hunks with a bounded
   context, cut at :attr:`DiffLimits.text_chars` (and said so), and review items matched by
@@ -26,7 +26,7 @@ from artifactr.core import ValidationFailed
 from artifactr.workspace import Workspace
 from pydantic import BaseModel, ConfigDict
 
-from artifactr.files.core.app import ReviewItem
+from artifactr.files.core.app_port import ReviewItem
 from artifactr.files.native import NativeFiles
 
 DIFF_SCALE: Final = 0.5

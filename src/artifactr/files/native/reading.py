@@ -15,12 +15,12 @@ from artifactr.core import EditArtifact, NotFound, ValidationFailed, apply_patch
 from artifactr.workspace import Workspace
 from pydantic import JsonValue
 
-from artifactr.files.core.app import ReviewItem
-from artifactr.files.core.blobs import RenderKey
+from artifactr.files.core.app_port import ReviewItem
 from artifactr.files.core.errors import ContentDamaged
 from artifactr.files.core.leases import scope_of
 from artifactr.files.core.manifests import Blob, NativeFile
-from artifactr.files.native.service import BYTES_IN, MAX_ID, REVIEW, Service
+from artifactr.files.core.renders import RenderKey
+from artifactr.files.native.base import BYTES_IN, MAX_ID, REVIEW, ServiceBase
 
 MAX_PAGE: Final = 2**31 - 1
 """The highest page number a render is asked for: what a database's integer holds."""
@@ -36,7 +36,7 @@ SCALE_STEPS: Final = 20
 rendered, and cached, in more than 79 ways by asking for 1.0, 1.0001, 1.0002..."""
 
 
-class Reading(Service):
+class Reading(ServiceBase):
     """The part of the service that reads revisions and proposals, and renders their pages."""
 
     # ─── a revision ───────────────────────────────────────────────────────────

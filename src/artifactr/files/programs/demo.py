@@ -48,11 +48,11 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo
 
 from artifactr.files.agent.tools import native_file_tools
-from artifactr.files.apps.documents import build_docx
 from artifactr.files.apps.fake import FakeApp
 from artifactr.files.apps.libreoffice import Availability, LibreOffice, available
-from artifactr.files.core.app import App, AppCommand
+from artifactr.files.core.app_port import App, AppCommand
 from artifactr.files.core.clock import rfc3339
+from artifactr.files.core.documents import build_docx
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.core.manifests import WordDocument
 from artifactr.files.native import NativeFiles

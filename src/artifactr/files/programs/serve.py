@@ -44,9 +44,9 @@ from grantr import Agent as GrantrAgent
 from grantr import Grants, InMemoryStorage, Resource, ServicePrincipal, Subject, User
 from pydantic_ai import Agent
 
-from artifactr.files.apps.documents import build_docx
 from artifactr.files.apps.fake import FakeApp
-from artifactr.files.core.app import App, AppCommand
+from artifactr.files.core.app_port import App, AppCommand
+from artifactr.files.core.documents import build_docx
 from artifactr.files.core.errors import AppRefused
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.core.manifests import DOCX, WordDocument

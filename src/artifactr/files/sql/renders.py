@@ -10,7 +10,7 @@ from sqlalchemy import ColumnElement, delete, insert, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from artifactr.files.core.blobs import RenderKey
+from artifactr.files.core.renders import RenderKey
 from artifactr.files.sql._sessions import Sessions, finished
 from artifactr.files.sql.tables import RenderRow
 

@@ -1,12 +1,12 @@
 """FakeApp: an App that edits real .docx bytes with the standard library, for tests (RFC-0003).
 
-:class:`FakeApp` implements :class:`~artifactr.files.core.app.App` in process, deterministically,
-with no binary to install: application developers use it in their own tests, and this package's
-tests and demo run on it. It edits the file itself (zip and WordprocessingML, :mod:`._document`), so
-what it returns opens in Word and python-docx, and it saves as WordCraft does: only the parts a
-command changed are rewritten, and ``docProps/core.xml`` is stamped on every save, so a batch that
-changes nothing keeps the fingerprint. A file without core properties gains them, related and typed,
-on its first save, which changes its fingerprint that once.
+:class:`FakeApp` implements :class:`~artifactr.files.core.app_port.App` in process,
+deterministically, with no binary to install: application developers use it in their own tests, and
+this package's tests and demo run on it. It edits the file itself (zip and WordprocessingML,
+:mod:`._document`), so what it returns opens in Word and python-docx, and it saves as WordCraft
+does: only the parts a command changed are rewritten, and ``docProps/core.xml`` is stamped on every
+save, so a batch that changes nothing keeps the fingerprint. A file without core properties gains
+them, related and typed, on its first save, which changes its fingerprint that once.
 
 Its commands are a small subset of WordCraft's, with WordCraft's ids, parameters and refusals,
 so one batch runs on both (``FakeApp().commands()`` lists them). A batch runs like one WordCraft
@@ -57,7 +57,7 @@ from artifactr.files.apps.fake._pages import (
     png,
 )
 from artifactr.files.apps.fake._xml import Budget
-from artifactr.files.core.app import (
+from artifactr.files.core.app_port import (
     EDIT_DEADLINE,
     RENDER_DEADLINE,
     About,
@@ -95,7 +95,7 @@ Operation = Literal["apply", "inspect", "render"]
 """A call FakeApp can be told to fail."""
 
 VERSION = "1.0"
-"""The version FakeApp reports in :class:`~artifactr.files.core.app.About`."""
+"""The version FakeApp reports in :class:`~artifactr.files.core.app_port.About`."""
 
 DEFAULT_AUTHOR = "FakeApp User"
 """Who edits when ``apply`` names nobody (WordCraft's default is ``"WordCraft User"``)."""
@@ -120,7 +120,7 @@ def _utc_now() -> datetime:
 
 
 class FakeApp:
-    r"""An :class:`~artifactr.files.core.app.App` that edits real .docx bytes in process.
+    r"""An :class:`~artifactr.files.core.app_port.App` that edits real .docx bytes in process.
 
     Commands (WordCraft's ids and parameters; :meth:`commands` lists them with their hints):
 

@@ -1,6 +1,6 @@
 """The LibreOffice adapter of the App port: real pages and real edits (ADR-0008).
 
-Each call is one job (:mod:`._job`): a fresh ``soffice --headless`` on a fresh profile, driven
+Each call is one job (:mod:`._process`): a fresh ``soffice --headless`` on a fresh profile, driven
 over UNO by the driver under the system Python, killed with its process group when the call
 ends. Renders export the whole document to PDF once per content digest, keep that PDF in a
 bounded cache, and rasterise each page from it with ``pdftoppm``, so a long document costs one
@@ -22,7 +22,7 @@ from typing import IO, Final
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
-from artifactr.files.apps.libreoffice import _catalog, _job
+from artifactr.files.apps.libreoffice import _catalog, _process
 from artifactr.files.apps.libreoffice._availability import (
     SYSTEM_PYTHON,
     Availability,
@@ -30,7 +30,7 @@ from artifactr.files.apps.libreoffice._availability import (
     can_unshare,
 )
 from artifactr.files.apps.libreoffice._png import png_from_ppm
-from artifactr.files.core.app import (
+from artifactr.files.core.app_port import (
     EDIT_DEADLINE,
     RENDER_DEADLINE,
     About,
@@ -110,7 +110,7 @@ class _Exported:
 
 
 class LibreOffice:
-    """The :class:`~artifactr.files.core.app.App` port over LibreOffice, run headless per call.
+    """The :class:`~artifactr.files.core.app_port.App` port over LibreOffice, run headless per call.
 
     See :mod:`artifactr.files.apps.libreoffice` for the commands and how a job runs.
 
@@ -211,8 +211,8 @@ class LibreOffice:
             self._about = About(app="libreoffice", version=version, build=build)
         return self._about
 
-    async def _runner(self) -> _job.Runner:
-        return _job.Runner(
+    async def _runner(self) -> _process.Runner:
+        return _process.Runner(
             soffice=self.soffice,
             python=self.python,
             isolate=await self.isolated(),
@@ -265,7 +265,7 @@ class LibreOffice:
         _catalog.check(commands)
         content, _ = await self._screen(source, screened)
         who = (author or "").strip() or self.author
-        reply = await _job.run(
+        reply = await _process.run(
             await self._runner(),
             "apply",
             content,
@@ -297,7 +297,7 @@ class LibreOffice:
             AppFailure: As :meth:`apply`.
         """
         content, digest = await self._screen(source, screened)
-        reply = await _job.run(
+        reply = await _process.run(
             await self._runner(), "inspect", content, deadline=deadline, author=self.author
         )
         return self._inspection(reply.result, digest, await self.about())
@@ -376,9 +376,9 @@ class LibreOffice:
                 f"up to {self.export_deadline:g} s, so try again"
             ) from None
 
-    async def _exported(self, key: str, content: bytes, runner: _job.Runner) -> _Exported:
+    async def _exported(self, key: str, content: bytes, runner: _process.Runner) -> _Exported:
         try:
-            reply = await _job.run(
+            reply = await _process.run(
                 runner,
                 "pdf",
                 content,

@@ -16,7 +16,7 @@ from typing import Final, Literal
 
 from pydantic import JsonValue
 
-from artifactr.files.core.app import AppCommand, CommandSpec
+from artifactr.files.core.app_port import AppCommand, CommandSpec
 from artifactr.files.core.errors import AppRefused
 
 Kind = Literal["text", "string", "integer", "boolean", "strings", "id"]
@@ -92,7 +92,7 @@ class Command:
         return schema
 
     def spec(self) -> CommandSpec:
-        """Return it as the port's :class:`~artifactr.files.core.app.CommandSpec`."""
+        """Return it as the port's :class:`~artifactr.files.core.app_port.CommandSpec`."""
         hint = json.dumps(self.schema(), separators=(",", ":"))
         return CommandSpec(id=self.id, label=self.label, params=hint, mutates=self.mutates)
 

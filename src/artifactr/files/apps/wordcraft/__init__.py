@@ -11,7 +11,7 @@ Choosing an adapter:
 
 - :class:`Subprocess` spawns ``wordcraft-cli`` on this machine: for tests, development and
   trusted files. It is not a sandbox.
-- :class:`~artifactr.files.apps.wordcraft.worker.Worker` sends each call over HTTP to the sandboxed
+- :class:`~artifactr.files.apps.worker.Worker` sends each call over HTTP to the sandboxed
   worker service, which runs the same :func:`run_job`: for everything else, and always for the
   files people upload.
 - :class:`~artifactr.files.apps.fake.FakeApp` needs no WordCraft at all.
@@ -25,7 +25,7 @@ Choosing an adapter:
     edited = await app.apply(source, [replace], author="Ada Lovelace")
 """
 
-from artifactr.files.apps.wordcraft._jobs import (
+from artifactr.files.apps.jobs import (
     MAX_FILE,
     MAX_REPLY,
     ApplyJob,
@@ -36,9 +36,8 @@ from artifactr.files.apps.wordcraft._jobs import (
     Limits,
     RenderJob,
 )
-from artifactr.files.apps.wordcraft._session import run_job
+from artifactr.files.apps.wordcraft._runner import run_job
 from artifactr.files.apps.wordcraft.subprocess import Subprocess, WordCraftSubprocess
-from artifactr.files.apps.wordcraft.worker import WordCraftWorker, Worker
 
 __all__ = [
     "MAX_FILE",
@@ -52,7 +51,5 @@ __all__ = [
     "RenderJob",
     "Subprocess",
     "WordCraftSubprocess",
-    "WordCraftWorker",
-    "Worker",
     "run_job",
 ]

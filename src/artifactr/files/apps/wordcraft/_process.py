@@ -29,7 +29,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import CONNECTION_CLOSED, Implementation, jsonrpc_message_adapter
 from pydantic import ValidationError
 
-from artifactr.files.apps.wordcraft._jobs import Limits
+from artifactr.files.apps.jobs import Limits
 from artifactr.files.core.errors import AppCrashed, AppFailure, AppTooLarge
 
 GRACE: Final = 1.0

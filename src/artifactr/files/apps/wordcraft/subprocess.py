@@ -1,7 +1,7 @@
 """WordCraft's local adapter: a fresh ``wordcraft-cli mcp`` process for every call (RFC-0003).
 
-:class:`Subprocess` implements the :class:`~artifactr.files.core.app.App` port by running each call
-as one job (:func:`~artifactr.files.apps.wordcraft.run_job`): a new process in a new, empty
+:class:`Subprocess` implements the :class:`~artifactr.files.core.app_port.App` port by running each
+call as one job (:func:`~artifactr.files.apps.wordcraft.run_job`): a new process in a new, empty
 temporary directory, which is killed with its whole process group and wiped when the call ends.
 Nothing stays open between calls, so calls may run side by side.
 
@@ -13,9 +13,9 @@ import hashlib
 import shutil
 from collections.abc import Mapping, Sequence
 
-from artifactr.files.apps.wordcraft._jobs import DEFAULT_LIMITS, Job, JobAdapter, JobResult, Limits
-from artifactr.files.apps.wordcraft._session import run_job
-from artifactr.files.core.app import EDIT_DEADLINE, Source
+from artifactr.files.apps.jobs import DEFAULT_LIMITS, Job, JobAdapter, JobResult, Limits
+from artifactr.files.apps.wordcraft._runner import run_job
+from artifactr.files.core.app_port import EDIT_DEADLINE, Source
 
 
 class WordCraftSubprocess(JobAdapter):

@@ -1,12 +1,12 @@
 """The service's common ground: its ports and settings, the switch, and what every part does.
 
-:class:`~artifactr.files.native.NativeFiles` tells RFC-0003's stories, one a module, each a
-part that subclasses :class:`Service`: a file's life (:mod:`.life`), a person's check-out
-(:mod:`.checkout`, with the check-in in :mod:`.checkin`), reading (:mod:`.reading`) and
-collection (:mod:`.collection`). What more than one of them needs is here: the ports and
-settings the service is made of, the app's switch (ADR-0006), a revision's manifest, a blob's
-bytes, and a new file's bytes made into the blobs of a revision: inspected by the app, then put
-before anything commits ("Edits: JSON Patch with a test").
+:class:`~artifactr.files.native.NativeFiles` tells RFC-0003's stories, one a module, each a part
+that subclasses :class:`ServiceBase`: an upload (:mod:`.upload`), an agent's edit (:mod:`.edit`), a
+person's check-out (:mod:`.checkout`) and check-in (:mod:`.checkin`), reading (:mod:`.reading`) and
+collection (:mod:`.collection`). What more than one of them needs is here: the ports and settings
+the service is made of, the app's switch (ADR-0006), a revision's manifest, a blob's bytes, and a
+new file's bytes made into the blobs of a revision: inspected by the app, then put before anything
+commits ("Edits: JSON Patch with a test").
 """
 
 from collections.abc import Sequence
@@ -17,8 +17,8 @@ from artifactr.core import NotFound
 from artifactr.workspace import Workspace
 from pydantic import TypeAdapter
 
-from artifactr.files.core.app import App, Inspection, ReviewItem
-from artifactr.files.core.blobs import Blobs, Renders
+from artifactr.files.core.app_port import App, Inspection, ReviewItem
+from artifactr.files.core.blobs import Blobs
 from artifactr.files.core.checkouts import Checkouts
 from artifactr.files.core.clock import Clock
 from artifactr.files.core.errors import ContentDamaged, NotEnabled
@@ -26,6 +26,7 @@ from artifactr.files.core.fingerprint import ZipLimits
 from artifactr.files.core.integrations import Integrations
 from artifactr.files.core.leases import Leases, scope_of
 from artifactr.files.core.manifests import MAX_OUTLINE, Blob, NativeFile
+from artifactr.files.core.renders import Renders
 from artifactr.files.core.telemetry import APP, ARTIFACT_ID, TENANT_ID, WORKSPACE_ID, Telemetry
 from artifactr.files.core.visibility import visible
 from artifactr.files.native.spool import Spooled
@@ -72,7 +73,7 @@ class Written(TypedDict):
     """Its page count, if the app knows."""
 
 
-class Service:
+class ServiceBase:
     """The ports and settings every part of the service acts on, and what they share.
 
     :class:`~artifactr.files.native.NativeFiles` sets them; its ``Args`` say what each is.

@@ -34,8 +34,8 @@ from artifactr.files.fastapi.portal import PERSON_COOKIE
 from artifactr.files.programs import serve
 from artifactr.files.programs.demo import FORCE_FAKE
 from tests.documents import build_docx
+from tests.fastapi.conftest import DOCX_BODY
 from tests.office import need_office
-from tests.router.conftest import DOCX_BODY
 
 EDITED = build_docx(["An edited document."])
 PNG = b"\x89PNG\r\n\x1a\n"

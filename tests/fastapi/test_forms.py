@@ -19,7 +19,7 @@ from artifactr.core import UserActor
 from artifactr.files import DOCX, WordDocument
 from artifactr.files.fastapi.bodies import MAX_FIELD, MAX_PARTS
 from tests.documents import build_docx
-from tests.router.conftest import AGENT, ALICE, WORKSPACE, Api, MakeApi
+from tests.fastapi.conftest import AGENT, ALICE, WORKSPACE, Api, MakeApi
 
 EDITED = build_docx(["An edited document."])
 BOUNDARY = "artifactr-form-boundary"

@@ -28,7 +28,7 @@ from typing import Final, Literal
 
 from pydantic import JsonValue
 
-from artifactr.files.core.app import AppCommand
+from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 
 DRIVER: Final = Path(__file__).with_name("driver.py")

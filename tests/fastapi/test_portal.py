@@ -14,9 +14,8 @@ from datetime import timedelta
 import httpx2
 import pytest
 from artifactr import AgentActor, UserActor
-from fastapi import FastAPI
 
-from artifactr.files.core.app import AppCommand
+from artifactr.files.core.app_port import AppCommand
 from artifactr.files.fastapi.portal import (
     CONTENT_SECURITY_POLICY,
     PERSON_COOKIE,
@@ -27,8 +26,9 @@ from artifactr.files.fastapi.portal import (
 )
 from artifactr.files.fastapi.router import files_router
 from artifactr.files.native.diff import DiffLimits
+from fastapi import FastAPI
 from tests.documents import build_docx
-from tests.router.conftest import ALICE, BOB, MALLORY, WORKSPACE, Api, resolve_actor
+from tests.fastapi.conftest import ALICE, BOB, MALLORY, WORKSPACE, Api, resolve_actor
 
 PEOPLE = [Person(id="alice", name="Alice", role="editor"), Person(id="bob", name="Bob")]
 PARAGRAPHS = [f"Clause {n} of the agreement." for n in range(1, 61)]

@@ -23,7 +23,7 @@ from artifactr.files import AppCommand
 from artifactr.files.apps.libreoffice import LibreOffice
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 from tests import hostile
-from tests.libreoffice.conftest import linking_document, need_office, saved, toc_document
+from tests.apps.libreoffice.conftest import linking_document, need_office, saved, toc_document
 
 SLOW = 45.0
 """Seconds a first render may take here: a whole office start-up on a busy machine."""

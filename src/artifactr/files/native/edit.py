@@ -1,19 +1,16 @@
-"""A file's life: an upload makes it, a batch of the app's commands edits it (RFC-0003).
+"""Edit: an agent's batch of the app's commands on a base version (RFC-0003).
 
-An upload streams a file in, has the package screened and the app inspect it, puts its bytes,
-text and review, and only then creates the artifact ("The artifact"). An edit is an agent's
-batch of the app's own commands on a base version, run under a lease of seconds
-(``edit:<uuid>``, "Check-out: a lease on the artifact"): the app applies it, the result is put,
-and the revision commits as a JSON Patch that tests the digest it was made from ("Edits: JSON
-Patch with a test"). Either becomes a proposal when the type's write policy says so; a batch
-that changes nothing makes no revision.
+An edit runs under a lease of seconds (``edit:<uuid>``, "Check-out: a lease on the artifact"):
+the app applies the batch, the result is put, and the revision commits as a JSON Patch that tests
+the digest it was made from ("Edits: JSON Patch with a test"), or becomes a proposal when the
+type's write policy says so. A batch that changes nothing makes no revision.
 """
 
 import asyncio
 import json
 import uuid
-from collections.abc import AsyncIterable, Iterable, Sequence
-from typing import Final, Literal
+from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from artifactr.core import (
     Applied,
@@ -21,23 +18,18 @@ from artifactr.core import (
     Proposed,
     ValidationFailed,
     VersionConflict,
-    new_artifact_id,
 )
 from artifactr.workspace import Workspace
-from pydantic import BaseModel, ConfigDict, JsonValue
+from pydantic import BaseModel, ConfigDict
 
 from artifactr.files.core import log
-from artifactr.files.core.app import AppCommand
+from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.errors import AppCrashed, UnsafeFile
 from artifactr.files.core.fingerprint import fingerprint
 from artifactr.files.core.leases import hold_artifact, scope_of
-from artifactr.files.core.manifests import NativeFile, Provenance, clean_text
+from artifactr.files.core.manifests import NativeFile, Provenance
 from artifactr.files.core.revisions import revision_patch
-from artifactr.files.native.service import BYTES_IN, JSON, Service
-from artifactr.files.native.spool import spool
-
-MAX_NAME: Final = 255
-"""The most characters a file's name may have."""
+from artifactr.files.native.base import BYTES_IN, JSON, ServiceBase
 
 
 class Unchanged(BaseModel):
@@ -53,53 +45,8 @@ class Unchanged(BaseModel):
     """Its version, still the head."""
 
 
-class FileLife(Service):
-    """The part of the service that makes a native file and edits it."""
-
-    @log.logged("uploaded")
-    async def upload(
-        self,
-        ws: Workspace,
-        name: str,
-        data: AsyncIterable[bytes],
-        *,
-        media_type: str | None = None,
-        thread_id: str | None = None,
-    ) -> Applied | Proposed:
-        """Create a native file from a stream: inspected by the app, put, then created.
-
-        An agent's upload becomes a proposal, as the type's write policy says.
-
-        Raises:
-            NotEnabled: If the app is off here.
-            ValidationFailed: If the name or media type doesn't fit a native kind.
-            FileTooLarge: If the stream is over the size limit.
-            UnsafeFile: If the file is not a package or is hostile.
-            AppFailure: If the app can't read it.
-        """
-        await self._require_enabled(ws)
-        name = clean_text(name)
-        artifact_type = self._type_for(name, media_type)
-        media = media_type or next(iter(sorted(artifact_type.formats)))
-        incoming = await spool(data, limit=self._max_size)
-        try:
-            printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
-            artifact_id = new_artifact_id()
-            inspection = await self._inspect(ws, artifact_id, incoming)
-            blobs, _ = await self._put_all(ws, artifact_id, incoming, media, inspection, printed)
-        finally:
-            incoming.close()
-        manifest = artifact_type(
-            name=name,
-            provenance=Provenance(
-                source="upload",
-                app=inspection.about.app,
-                app_version=inspection.about.version,
-                build=inspection.about.build,
-            ),
-            **blobs,
-        )
-        return await ws.create(manifest, artifact_id=artifact_id, thread_id=thread_id)
+class Edit(ServiceBase):
+    """The part of the service that edits a native file by a batch of the app's commands."""
 
     @log.logged("edited")
     async def edit(
@@ -207,25 +154,6 @@ class FileLife(Service):
                 thread_id=thread_id,
             )
         )
-
-    def _type_for(self, name: str, media_type: str | None) -> type[NativeFile]:
-        kinds = [
-            kind
-            for kind in self._types.values()
-            if media_type is None or media_type in kind.formats
-        ]
-        errors: list[JsonValue] = []
-        if not name.strip():
-            errors.append({"loc": ["name"], "msg": "a file needs a name", "type": "missing"})
-        elif len(name) > MAX_NAME:
-            message = f"a file's name has at most {MAX_NAME} characters"
-            errors.append({"loc": ["name"], "msg": message, "type": "too_long"})
-        if not kinds:
-            message = f"{media_type} is not a native format here"
-            errors.append({"loc": ["media_type"], "msg": message, "type": "unsupported"})
-        if errors:
-            raise ValidationFailed("the file cannot be uploaded as a native file", errors)
-        return kinds[0]
 
 
 def _canonical(batch: Sequence[AppCommand]) -> bytes:

@@ -25,7 +25,7 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files import DOCX, WordDocument
-from artifactr.files.core.app import About, AppCommand, CommandSpec, Edited, Inspection, Source
+from artifactr.files.core.app_port import About, AppCommand, CommandSpec, Edited, Inspection, Source
 from artifactr.files.core.errors import AppRefused, FailureKind
 from artifactr.files.core.fingerprint import ZipLimits, fingerprint
 from artifactr.files.core.leases import scope_of
@@ -33,7 +33,7 @@ from artifactr.files.fastapi.router import content_disposition
 from artifactr.files.native import MAX_SIZE
 from tests import hostile
 from tests.documents import build_docx, package
-from tests.router.conftest import (
+from tests.fastapi.conftest import (
     AGENT,
     ALICE,
     BOB,

@@ -31,7 +31,7 @@ from artifactr.core import Applied, Artifact, NotFound, Proposed
 from artifactr.workspace import Workspace
 
 from artifactr.files.agent import wording
-from artifactr.files.core.app import AppCommand
+from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.errors import AppFailure, AppRefused
 from artifactr.files.core.leases import ArtifactBusy, ArtifactLease, scope_of

@@ -1,7 +1,7 @@
 """WordCraft's job runner: one stateless call to ``wordcraft-cli mcp`` over stdio (RFC-0003).
 
-A job (:mod:`._jobs`) is one call of the App port in a process of its own, which nothing else
-shares. :func:`run_job` runs it, and is shared by
+A job (:mod:`artifactr.files.apps.jobs`) is one call of the App port in a process of its own,
+which nothing else shares. :func:`run_job` runs it, and is shared by
 :class:`~artifactr.files.apps.wordcraft.Subprocess` and the worker service:
 
 1. **Refusals come first**, before any process starts: a file over the size limit, or one the
@@ -13,10 +13,10 @@ shares. :func:`run_job` runs it, and is shared by
 2. A fresh, empty temporary directory becomes the process's working directory, and the process
    starts in a process group of its own (:mod:`._process`).
 3. The official MCP SDK's :class:`~mcp.client.session.ClientSession` talks to it over its pipes:
-   ``initialize`` (its ``serverInfo`` becomes the :class:`~artifactr.files.core.app.About`), the
-   file opened from bytes (``execute file.open {path, data}``), the batch (``batch``, which stops at
-   the first error), ``save_document`` to a name inside the directory, the saved file read back and
-   opened again in the same process, then read: ``get_text``, ``inspect_document``,
+   ``initialize`` (its ``serverInfo`` becomes the :class:`~artifactr.files.core.app_port.About`),
+   the file opened from bytes (``execute file.open {path, data}``), the batch (``batch``, which
+   stops at the first error), ``save_document`` to a name inside the directory, the saved file read
+   back and opened again in the same process, then read: ``get_text``, ``inspect_document``,
    ``review.comments``, ``review.changes`` and ``file.info``. An edit's inspection is of the file as
    saved, not of the app's model before saving.
 4. Whatever happened, the whole process group is killed with SIGKILL, and the directory wiped.
@@ -38,7 +38,7 @@ from mcp.client.stdio import get_default_environment
 from mcp.types import CallToolResult, ImageContent, TextContent
 from pydantic import Base64Bytes, BaseModel, ConfigDict, JsonValue, TypeAdapter, ValidationError
 
-from artifactr.files.apps.wordcraft._jobs import (
+from artifactr.files.apps.jobs import (
     DEFAULT_LIMITS,
     ApplyJob,
     CommandsJob,
@@ -47,7 +47,7 @@ from artifactr.files.apps.wordcraft._jobs import (
     RenderJob,
 )
 from artifactr.files.apps.wordcraft._process import Script, converse
-from artifactr.files.core.app import (
+from artifactr.files.core.app_port import (
     EDIT_DEADLINE,
     About,
     AppCommand,
@@ -161,7 +161,7 @@ async def run_job(
         deadline: Seconds the whole job may take, start-up included.
         env: Variables set for the app, over a minimal environment (``PATH``, ``HOME``...).
         limits: What the job may read and write.
-        build: The app's build, recorded in :class:`~artifactr.files.core.app.About`.
+        build: The app's build, recorded in :class:`~artifactr.files.core.app_port.About`.
         screened: The file's fingerprint, if the caller has screened it already (the worker
             does, with its own limits): it is not read to be screened again.
 

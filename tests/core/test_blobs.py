@@ -22,7 +22,8 @@ from sqlalchemy import delete, event, func, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files import FileTooLarge, InMemoryBlobs, InMemoryRenders, RenderKey
-from artifactr.files.core.blobs import CHUNK_SIZE, Blobs, Renders
+from artifactr.files.core.blobs import CHUNK_SIZE, Blobs
+from artifactr.files.core.renders import Renders
 from artifactr.files.sql import SqlBlobs, SqlRenders, migrate
 from artifactr.files.sql import blobs as sql_blobs
 from artifactr.files.sql.blobs import LINGER, TRANSACTION_ROWS

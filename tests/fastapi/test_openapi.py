@@ -2,7 +2,7 @@
 
 Regenerate the committed document after changing a route::
 
-    .venv/bin/python -m tests.router.test_openapi
+    .venv/bin/python -m tests.fastapi.test_openapi
 """
 
 import json
@@ -15,12 +15,12 @@ from artifactr.workspace import InMemoryStorage
 from artifactr.files import DOCX, InMemoryBlobs, InMemoryCheckouts, InMemoryLeases, WordDocument
 from artifactr.files.apps.fake import FakeApp
 from artifactr.files.native import NativeFiles
-from tests.router.conftest import build_app
+from tests.fastapi.conftest import build_app
 
 DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 """The committed document."""
 
-REGENERATE = ".venv/bin/python -m tests.router.test_openapi"
+REGENERATE = ".venv/bin/python -m tests.fastapi.test_openapi"
 
 
 def openapi_document() -> dict[str, Any]:

@@ -14,7 +14,7 @@ from artifactr import AgentActor, UserActor
 from artifactr.core import RespondToProposal, ValidationFailed
 
 from artifactr.files.apps.fake import FakeApp
-from artifactr.files.core.app import AppCommand, ReviewItem
+from artifactr.files.core.app_port import AppCommand, ReviewItem
 from artifactr.files.native import CheckedIn
 from artifactr.files.native.diff import (
     ChangedPage,
@@ -24,7 +24,7 @@ from artifactr.files.native.diff import (
     text_diff,
 )
 from tests.documents import build_docx
-from tests.router.conftest import ALICE, BOB, WORKSPACE, Api, MakeApi
+from tests.fastapi.conftest import ALICE, BOB, WORKSPACE, Api, MakeApi
 
 PNG = b"\x89PNG\r\n\x1a\n"
 PARAGRAPHS = [f"Clause {n} of the agreement." for n in range(1, 101)]

@@ -19,8 +19,7 @@ from artifactr.files.agent.tools import MAX_RETRIES, READ_CHARS, REVIEW_ITEMS
 from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.errors import FailureKind
 from artifactr.files.core.leases import Leases
-from tests.documents import build_docx
-from tests.tools.conftest import (
+from tests.agent.conftest import (
     ALICE,
     BOB,
     RFC3339_Z,
@@ -33,6 +32,7 @@ from tests.tools.conftest import (
     chunks,
     say,
 )
+from tests.documents import build_docx
 
 GENERIC_TOOLS = [
     "archive_artifact",

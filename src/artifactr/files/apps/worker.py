@@ -29,7 +29,7 @@ local adapter raises: a refused connection or a reply it can't read is ``crashed
 queue, the upload and the screening. Each call opens its own connection, so nothing stays open
 between calls::
 
-    from artifactr.files.apps.wordcraft.worker import Worker
+    from artifactr.files.apps.worker import Worker
 
     app = Worker("http://wordcraft-worker:8000", token=token)
     edited = await app.apply(source, [AppCommand(command="edit.replaceAll", params=...)])
@@ -44,8 +44,8 @@ import anyio
 import httpx2
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from artifactr.files.apps.wordcraft._jobs import MAX_FILE, MAX_REPLY, Job, JobAdapter, JobResult
-from artifactr.files.core.app import EDIT_DEADLINE, CommandSpec, Inspection, Source
+from artifactr.files.apps.jobs import MAX_FILE, MAX_REPLY, Job, JobAdapter, JobResult
+from artifactr.files.core.app_port import EDIT_DEADLINE, CommandSpec, Inspection, Source
 from artifactr.files.core.errors import (
     AppCrashed,
     AppTimeout,

@@ -25,10 +25,10 @@ from PIL import Image
 from scripts import fidelity
 
 from artifactr.files.apps.wordcraft import Limits, Subprocess, WordCraftSubprocess
-from artifactr.files.core.app import About, AppCommand, Edited, Inspection
+from artifactr.files.core.app_port import About, AppCommand, Edited, Inspection
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge, UnsafeFile
 from artifactr.files.core.fingerprint import fingerprint
-from tests.wordcraft.conftest import STANDIN, MakeStandin, alive, recorded
+from tests.apps.wordcraft.conftest import STANDIN, MakeStandin, alive, recorded
 
 FIDELITY_FILES = {"mammoth-comments.docx", "pydocx-having-images.docx", "mammoth-tables.docx"}
 """Corpus files with comments, pictures and tables, for the fidelity report's test."""

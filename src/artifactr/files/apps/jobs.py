@@ -6,7 +6,7 @@ job, so :class:`JobAdapter` maps the port's calls to jobs, and a job's result ba
 port returns, once for both. Each adapter says only how a job runs
 (:meth:`JobAdapter.run`): :class:`~artifactr.files.apps.wordcraft.Subprocess` in a fresh local
 process (:func:`~artifactr.files.apps.wordcraft.run_job`),
-:class:`~artifactr.files.apps.wordcraft.worker.Worker` over HTTP in the sandboxed worker, which
+:class:`~artifactr.files.apps.worker.Worker` over HTTP in the sandboxed worker, which
 runs the same :func:`~artifactr.files.apps.wordcraft.run_job`.
 """
 
@@ -17,7 +17,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from artifactr.files.core.app import (
+from artifactr.files.core.app_port import (
     EDIT_DEADLINE,
     RENDER_DEADLINE,
     AppCommand,

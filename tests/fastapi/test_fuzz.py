@@ -26,9 +26,9 @@ from schemathesis.specs.openapi.checks import (
 
 from artifactr.files import DOCX
 from tests.documents import build_docx
-from tests.router.conftest import Api
-from tests.router.test_diff import PARAGRAPHS, agent_proposal
-from tests.router.test_openapi import DOCUMENT
+from tests.fastapi.conftest import Api
+from tests.fastapi.test_diff import PARAGRAPHS, agent_proposal
+from tests.fastapi.test_openapi import DOCUMENT
 
 schemathesis.serializer.alias(DOCX, "application/octet-stream")
 

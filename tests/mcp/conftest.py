@@ -22,6 +22,7 @@ from artifactr.core import Actor, ExternalAgentActor, TenantId, Visibility
 from artifactr.mcp import ArtifactrMcp
 from artifactr.sql import SqlStorage, migrate
 from artifactr.workspace import Scope, Storage, Workspace
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import CallToolResult, TextContent
 from pydantic_ai import Agent, ModelMessage, ModelResponse, TextPart
@@ -35,7 +36,6 @@ from artifactr.files.mcp import add_native_file_tools
 from artifactr.files.native import NativeFiles
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
-from mcp import Client
 from tests.agent.conftest import ALICE, DEADLINE, Note, chunks
 from tests.documents import build_docx
 

@@ -5,7 +5,7 @@ import hashlib
 import io
 import json
 import zipfile
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -23,7 +23,7 @@ from artifactr.core import (
     VersionConflict,
     Visibility,
 )
-from artifactr.workspace import Access, Workspace
+from artifactr.workspace import Access, Scope, Workspace
 
 from artifactr.files import (
     DOCX,
@@ -42,7 +42,7 @@ from artifactr.files import (
 )
 from artifactr.files.apps.fake import FakeApp
 from artifactr.files.core.app_port import Edited
-from artifactr.files.core.checkouts import Outcome
+from artifactr.files.core.checkouts import Checkout, Outcome
 from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.fingerprint import fingerprint
 from artifactr.files.core.integrations import integration_gate
@@ -748,8 +748,31 @@ async def test_a_check_out_checked_in_before_outcomes_were_kept_refuses_a_retry(
         await env.files.check_in(ws, checkout.id, chunks(sample_docx()))
 
 
+def claims_of(env: Env, monkeypatch: pytest.MonkeyPatch) -> "asyncio.Queue[Checkout | None]":
+    """Return a queue of what each claim of a check-out answers from now on, as it answers."""
+    answers: asyncio.Queue[Checkout | None] = asyncio.Queue()
+    claim = env.checkouts.claim
+
+    async def claiming(
+        scope: Scope, checkout_id: str, token: str, *, until: datetime, now: datetime
+    ) -> Checkout | None:
+        answer = await claim(scope, checkout_id, token, until=until, now=now)
+        answers.put_nowait(answer)
+        return answer
+
+    monkeypatch.setattr(env.checkouts, "claim", claiming)
+    return answers
+
+
+async def held_by(answers: "asyncio.Queue[Checkout | None]", holder: str) -> None:
+    """Wait for a claim that found the check-out claimed by ``holder``."""
+    answer = await asyncio.wait_for(answers.get(), 15)
+    assert answer is not None
+    assert answer.claim == holder
+
+
 async def test_a_check_in_waits_for_another_check_in_of_its_check_out_and_answers_alike(
-    memory_env: Env,
+    memory_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = sample_docx()
     artifact_id = await memory_env.upload(data)
@@ -760,10 +783,13 @@ async def test_a_check_in_waits_for_another_check_in_of_its_check_out_and_answer
     await memory_env.checkouts.claim(
         memory_env.scope, checkout.id, "ci_other", until=until, now=now
     )
+    answers = claims_of(memory_env, monkeypatch)
     waiting = asyncio.create_task(
         memory_env.files.check_in(ws, checkout.id, chunks(edited_body(data)))
     )
-    await asyncio.sleep(0.1)
+    # It finds the other's claim, and again after a wait: it waits for that one's outcome.
+    await held_by(answers, "ci_other")
+    await held_by(answers, "ci_other")
     assert not waiting.done()
     printed = fingerprint(edited_body(data))
     outcome = Outcome(status="applied", version=7, fingerprint=printed)
@@ -773,7 +799,7 @@ async def test_a_check_in_waits_for_another_check_in_of_its_check_out_and_answer
 
 
 async def test_a_check_in_waiting_on_a_check_out_that_was_removed_finds_none(
-    memory_env: Env,
+    memory_env: Env, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = sample_docx()
     artifact_id = await memory_env.upload(data)
@@ -784,8 +810,10 @@ async def test_a_check_in_waiting_on_a_check_out_that_was_removed_finds_none(
     await memory_env.checkouts.claim(
         memory_env.scope, checkout.id, "ci_other", until=until, now=now
     )
+    answers = claims_of(memory_env, monkeypatch)
     waiting = asyncio.create_task(memory_env.files.check_in(ws, checkout.id, chunks(data)))
-    await asyncio.sleep(0.05)
+    await held_by(answers, "ci_other")
+    assert not waiting.done()
     await memory_env.checkouts.remove(memory_env.scope, checkout.id)
     with pytest.raises(NotFound):
         await asyncio.wait_for(waiting, 5)

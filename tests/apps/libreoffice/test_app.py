@@ -8,12 +8,15 @@ of the saved file, which the adapter makes by loading the saved file again.
 import asyncio
 import io
 import re
+import shutil
 import socket
 import subprocess
+import sys
 import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import docx
 import pytest
@@ -24,6 +27,7 @@ from artifactr.files.apps.libreoffice import LibreOffice
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 from tests import hostile
 from tests.apps.libreoffice.conftest import linking_document, need_office, saved, toc_document
+from tests.office import running
 
 SLOW = 45.0
 """Seconds a first render may take here: a whole office start-up on a busy machine."""
@@ -379,6 +383,69 @@ async def test_a_job_past_its_deadline_is_killed_with_its_whole_group(
     with pytest.raises(AppTimeout, match=r"deadline of 0\.1 s"):
         await LibreOffice(export_deadline=0.1).render(report, 1, deadline=0.5)
     # The jobs fixture checks no process of these jobs is left and their directories are gone.
+
+
+@pytest.mark.timeout(120)
+async def test_jobs_that_fail_side_by_side_under_load_leave_nothing_behind(
+    office: LibreOffice,
+    report: bytes,
+    jobs: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A driver that starts an office on the job's profile and dies while it starts: a crash
+    # whose office is mid start-up when the group is killed.
+    crashing = tmp_path / "crash.sh"
+    crashing.write_text(
+        '#!/bin/sh\nsoffice --headless --norestore "-env:UserInstallation=file://$2/profile" '
+        '>"$2/soffice.log" 2>&1 &\n'
+        "sleep 0.3\nexit 3\n"
+    )
+    crashing.chmod(0o755)
+    crash = LibreOffice(python=str(crashing))
+    sound = hostile.sound()
+    # Two busy loops keep both cores busy, so a killed office takes long to tear down.
+    hogs = [
+        await asyncio.create_subprocess_exec(sys.executable, "-c", "while True: pass")
+        for _ in range(2)
+    ]
+    # A job wipes its directory last: a process that names it then has outlived its job.
+    outlived: list[int] = []
+    wipe = shutil.rmtree
+
+    def wiping(path: str, *args: Any, **kwargs: Any) -> None:
+        outlived.extend(running(str(path)))
+        wipe(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", wiping)
+    try:
+        for _ in range(4):
+            outcomes = await asyncio.gather(
+                office.inspect(sound, deadline=SLOW),
+                office.inspect(sound, deadline=SLOW),
+                office.inspect(report, deadline=0.3),
+                office.inspect(report, deadline=0.8),
+                office.inspect(report, deadline=1.5),
+                crash.inspect(sound, deadline=SLOW),
+                crash.inspect(sound, deadline=SLOW),
+                return_exceptions=True,
+            )
+            kinds = [type(outcome) for outcome in outcomes]
+            assert kinds == [AppRefused] * 2 + [AppTimeout] * 3 + [AppCrashed] * 2, outcomes
+            assert all("exit status 3" in str(outcome) for outcome in outcomes[5:])
+            # Every job has returned: none of their processes, nor their directories, is left.
+            assert leftovers(jobs) == ([], [])
+    finally:
+        for hog in hogs:
+            hog.kill()
+            await hog.wait()
+    # Nor was any process alive when its own job wiped its directory, while the others ran.
+    assert outlived == []
+
+
+def leftovers(jobs: Path) -> tuple[list[int], list[Path]]:
+    """Return the live processes and the directories that jobs made in ``jobs`` left."""
+    return running(str(jobs)), list(jobs.iterdir())
 
 
 async def test_a_reply_or_a_file_over_the_limit_is_too_large(office: LibreOffice) -> None:

@@ -5,17 +5,21 @@ run on any machine. A misbehaving driver is played by a small shell script given
 adapter's ``python``, which answers as a broken driver would (the real one never does).
 """
 
+import asyncio
 import json
 import logging
 import math
 import os
+import re
+import signal
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from artifactr.files import AppCommand
-from artifactr.files.apps.libreoffice import CATALOG, LibreOffice, available
+from artifactr.files.apps.libreoffice import CATALOG, LibreOffice, _process, available
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 from tests import hostile
 
@@ -140,6 +144,63 @@ async def test_an_office_that_cannot_start_or_answer_is_a_crash(tmp_path: Path) 
     )
     with pytest.raises(AppTooLarge, match="wrote a file over the limit of"):
         await LibreOffice(python=big, max_size=len(sound) + 10).apply(sound, [])
+
+
+async def test_a_process_that_outlives_its_kill_is_a_crash_and_its_directory_still_goes(
+    tmp_path: Path, jobs: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A kill that never lands plays a process the kernel can't tear down (one stuck in I/O).
+    monkeypatch.setattr(_process, "_kill_group", lambda pgid: None)
+    lingering = script(tmp_path, """sleep 30 & echo '{"ok": true, "result": {}}'""")
+    runner = _process.Runner(
+        soffice=NOWHERE, python=lingering, isolate=False, max_file=1024, grace=0.2
+    )
+    with pytest.raises(AppCrashed, match=r"were still alive 0\.2 s later") as crashed:
+        await _process.run(runner, "inspect", hostile.sound(), deadline=5)
+    # The survivor is named: the sleep, which held the driver's stdout open too.
+    named = re.search(r"its processes \[(\d+)\] were", crashed.value.reason)
+    assert named is not None
+    survivor = int(named[1])
+    said = await asyncio.to_thread(Path(f"/proc/{survivor}/cmdline").read_bytes)
+    assert said == b"sleep\x0030\x00"
+    os.kill(survivor, signal.SIGKILL)
+    # The jobs fixture checks its directory is gone all the same.
+
+
+def test_a_group_of_zombies_is_gone() -> None:
+    # A worker that is pid 1 never reaps a killed office's orphans: they stay zombies.
+    zombie = subprocess.Popen(["true"], start_new_session=True)
+    try:
+        os.waitid(os.P_PID, zombie.pid, os.WEXITED | os.WNOWAIT)
+        os.killpg(zombie.pid, 0)  # the group is still there
+        assert _process._alive(zombie.pid) == []
+    finally:
+        zombie.wait()
+
+
+def test_only_the_group_s_live_processes_are_alive(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    leader = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        group = leader.pid
+        stats = {
+            "self": None,  # not a process
+            "101": None,  # gone since it was listed
+            "102": f"102 (soffice.bin) R 1 {group} {group}",
+            "103": f"103 (a) b) S 102 {group} {group}",  # a name with a bracket
+            "104": f"104 (oosplash) Z 1 {group} {group}",  # a zombie
+            "105": "105 (other) S 1 7 7",  # another group
+        }
+        for name, stat in stats.items():
+            (tmp_path / name).mkdir()
+            if stat is not None:
+                (tmp_path / name / "stat").write_text(stat + " 0 -1\n")
+        monkeypatch.setattr(_process, "PROC", tmp_path)
+        assert sorted(_process._alive(group)) == [102, 103]
+    finally:
+        leader.kill()
+        leader.wait()
 
 
 async def test_the_version_comes_from_soffice_and_its_failures_are_typed(tmp_path: Path) -> None:

@@ -11,8 +11,6 @@ import asyncio
 import hashlib
 import logging
 import math
-import os
-import signal
 import subprocess
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -466,7 +464,11 @@ def _saved_fingerprint(content: bytes) -> str:
 async def _output(
     argv: Sequence[str], deadline: float, what: str, given: bytes | None = None
 ) -> bytes:
-    """Return what a short program prints (given ``given`` on stdin), killed at the deadline."""
+    """Return what a short program prints (given ``given`` on stdin), killed at the deadline.
+
+    The program runs in a session of its own (``soffice --version`` starts the office's own
+    programs); it returns, or fails, only once every process of that session's group is gone.
+    """
     try:
         process = await asyncio.create_subprocess_exec(
             *argv,
@@ -483,9 +485,7 @@ async def _output(
     except TimeoutError:
         raise AppTimeout(f"{what} took longer than {deadline:g} s and was stopped") from None
     finally:
-        with suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)
-        await process.wait()
+        await _process.stop(process, _process.GRACE, what)
     if process.returncode:
         raise AppCrashed(f"{what} failed with exit status {process.returncode}")
     return out

@@ -7,8 +7,14 @@ directory, talks to it over a named pipe, and writes one JSON line. The job star
 (so a process group) of its own, and, where the platform allows, in a network namespace of its
 own (``unshare --net``), so a document that names a URL (a linked picture, an ``INCLUDEPICTURE``
 field, a remote template) reaches nothing. Whatever happens, as soon as the line is read or the
-deadline passes, the whole group is killed with SIGKILL and the directory wiped. Each failure is
-typed: ``refused`` with the driver's reason, ``crashed``, ``timeout`` and ``too_large``.
+deadline passes, the whole group is killed with SIGKILL (:func:`stop`), and the job waits until
+every process of the group is gone before it wipes the directory and returns: a killed office
+takes a while to tear down on a busy machine, and one still there would hold its memory and its
+directory after the answer. Nothing escapes the group: ``unshare`` and the worker's launcher
+replace themselves with the driver, and ``oosplash`` and ``soffice.bin`` start no session of
+their own. A process that outlives :data:`GRACE` seconds of SIGKILL is a crash, never an answer.
+Each failure is typed: ``refused`` with the driver's reason, ``crashed``, ``timeout`` and
+``too_large``.
 """
 
 import asyncio
@@ -40,6 +46,18 @@ SOURCE: Final = "in.docx"
 STDERR_TAIL: Final = 2_000
 """Characters of the driver's and the office's log kept, from the end, to explain a crash."""
 
+GRACE: Final = 10.0
+"""Seconds a killed job's processes may take to be gone: an office's teardown, on a busy machine."""
+
+POLL: Final = 0.005
+"""Seconds of the first wait for a killed job's processes to be gone; each next wait doubles."""
+
+POLL_MAX: Final = 0.1
+"""The longest wait between two looks at whether a killed job's processes are gone."""
+
+PROC: Final = Path("/proc")
+"""Where the kernel lists processes, to tell a live process from a zombie."""
+
 Op = Literal["inspect", "apply", "pdf"]
 """What a job does: read a file, run a batch on it, or export it as PDF."""
 
@@ -58,6 +76,8 @@ class Runner:
     """The most bytes a file (in or out) and the driver's reply may have."""
     prefix: tuple[str, ...] = ()
     """A command the driver runs under (a launcher that sets resource limits), if any."""
+    grace: float = GRACE
+    """Seconds the job's processes may take to be gone once killed."""
 
 
 @dataclass(frozen=True)
@@ -85,7 +105,8 @@ async def run(
     Raises:
         AppRefused: If the driver refuses (the file can't be opened, a command can't be done).
         AppTimeout: If the deadline passes; the process group is killed at once.
-        AppCrashed: If the driver or the office dies, or answers something unreadable.
+        AppCrashed: If the driver or the office dies, or answers something unreadable, or a
+            process of the job is still alive ``runner.grace`` seconds after it was killed.
         AppTooLarge: If the reply or the written file is over the limit.
     """
     pipe = f"artifactr-{uuid.uuid4().hex}"
@@ -101,8 +122,7 @@ async def run(
     try:
         await asyncio.to_thread(_prepare, directory, source, job)
         try:
-            async with asyncio.timeout(deadline):
-                result = await _drive(runner, directory)
+            result = await _drive(runner, directory, deadline)
         except TimeoutError:
             raise AppTimeout(
                 f"libreoffice took longer than its deadline of {deadline:g} s and was stopped"
@@ -119,7 +139,7 @@ def _prepare(directory: Path, source: bytes, job: Mapping[str, JsonValue]) -> No
     (directory / "job.json").write_text(json.dumps(job))
 
 
-async def _drive(runner: Runner, directory: Path) -> dict[str, JsonValue]:
+async def _drive(runner: Runner, directory: Path, deadline: float) -> dict[str, JsonValue]:
     argv = [*runner.prefix, runner.python, str(DRIVER), str(directory)]
     if runner.isolate:
         argv = ["unshare", "--net", "--", *argv]
@@ -146,10 +166,11 @@ async def _drive(runner: Runner, directory: Path) -> dict[str, JsonValue]:
         except OSError as error:
             raise AppCrashed(f"libreoffice's driver could not start: {error}") from error
         try:
-            return await _answer(process, directory)
+            async with asyncio.timeout(deadline):
+                return await _answer(process, directory)
         finally:
-            _kill_group(process.pid)
-            await process.wait()
+            # Past the deadline's scope: its expiry never cuts short the wait for the group.
+            await stop(process, runner.grace, "libreoffice")
 
 
 async def _answer(process: asyncio.subprocess.Process, directory: Path) -> dict[str, JsonValue]:
@@ -185,10 +206,65 @@ def _tail(directory: Path) -> str:
     return said.strip() or "nothing in its logs"
 
 
+async def stop(process: asyncio.subprocess.Process, grace: float, what: str) -> None:
+    """Kill the process's whole group; return once every process of the group is gone.
+
+    The process leads a session of its own, so its pid is its group's id. Killing the group
+    only starts its end: each process is gone when the kernel has torn it down (a zombie is
+    gone: it holds no memory and no directory). Until then the group is killed again, and
+    looked at again after a wait that doubles, from :data:`POLL` up to :data:`POLL_MAX`.
+
+    Raises:
+        AppCrashed: If a process of the group is still alive ``grace`` seconds after the kill.
+    """
+    _kill_group(process.pid)
+    pause = POLL
+    try:
+        async with asyncio.timeout(grace):
+            # The leader's end includes its pipes' closing, which a survivor may hold open.
+            await process.wait()
+            while _alive(process.pid):
+                _kill_group(process.pid)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, POLL_MAX)
+    except TimeoutError:
+        alive = _alive(process.pid)
+        raise AppCrashed(
+            f"{what} was killed, but its processes {alive} were still alive {grace:g} s later"
+        ) from None
+
+
 def _kill_group(pgid: int) -> None:
     """Kill the job's whole process group; its leader's pid is the group's id."""
     with suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signal.SIGKILL)
+
+
+def _alive(pgid: int) -> list[int]:
+    """Return the pids of the group's processes that are alive: not yet a zombie, or gone."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return []
+    # The group has processes; a killed office's children whose parent is gone may be zombies
+    # for as long as nobody reaps them (a worker that is pid 1 never does).
+    alive: list[int] = []
+    for entry in PROC.iterdir():
+        if entry.name.isdigit():
+            state, _, group = _stat(entry)[:3]
+            if group == str(pgid) and state != "Z":
+                alive.append(int(entry.name))
+    return alive
+
+
+def _stat(entry: Path) -> list[str]:
+    """Return a process's state, parent and group, or blanks for one gone since it was listed."""
+    try:
+        said = (entry / "stat").read_text()
+    except OSError:
+        return ["", "", ""]
+    # The command's name, in brackets, may hold anything: the fields follow its last bracket.
+    return said.rsplit(")", 1)[1].split()
 
 
 def _read_back(path: Path, limit: int) -> bytes:

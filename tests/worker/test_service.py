@@ -74,7 +74,7 @@ async def test_the_health_route_needs_no_token_and_says_nothing_about_files(
     async with httpx2.AsyncClient() as client:
         health = await client.get(served.url + "/health")
     assert health.status_code == 200
-    assert health.json() == {"status": "ok"}
+    assert health.json() == {"status": "ok", "running": 0, "waiting": 0}
 
 
 async def test_a_call_without_the_token_is_refused_before_its_body_is_read(
@@ -116,6 +116,16 @@ async def test_the_adapter_with_a_wrong_token_fails_as_crashed_and_with_the_righ
 # ─── one job at a time ────────────────────────────────────────────────────────
 
 
+async def busy(served: Served, *, running: int, waiting: int) -> None:
+    """Wait until the worker's health says a job runs and ``waiting`` calls wait, as they will."""
+    async with httpx2.AsyncClient() as client:
+        while True:
+            health = (await client.get(served.url + "/health")).json()
+            if (health["running"], health["waiting"]) == (running, waiting):
+                return
+            await asyncio.sleep(0.01)
+
+
 async def test_concurrent_calls_run_one_at_a_time_and_all_succeed(
     make_worker: MakeWorker, job_log: JobLog, pids: Path, report: bytes
 ) -> None:
@@ -139,9 +149,9 @@ async def test_a_call_past_a_full_queue_is_refused_at_once_with_retry_after(
     )
     app = served.app()
     running = asyncio.ensure_future(app.inspect(report))
-    await asyncio.sleep(0.5)
+    await busy(served, running=1, waiting=0)
     waiting = asyncio.ensure_future(app.inspect(report))
-    await asyncio.sleep(0.5)
+    await busy(served, running=1, waiting=1)
     started = time.monotonic()
     refused = await post(served, call_body(data=report))
     assert time.monotonic() - started < 1.0
@@ -156,7 +166,7 @@ async def test_a_call_that_waits_past_its_limit_is_refused_with_retry_after(
 ) -> None:
     served = make_worker(mode="sleep", env={"QUICK_SLEEP": "1.5"}, queue_wait=0.2)
     running = asyncio.ensure_future(served.app().inspect(report))
-    await asyncio.sleep(0.3)
+    await busy(served, running=1, waiting=0)
     refused = await post(served, call_body(data=report))
     assert refused.status_code == 503
     assert refused.headers["retry-after"] == "2"
@@ -170,7 +180,7 @@ async def test_the_adapter_asks_a_busy_worker_again_after_retry_after(
     served = make_worker(mode="sleep", env={"QUICK_SLEEP": "1.5"}, queue=0, retry_after=1)
     app = served.app()
     running = asyncio.ensure_future(app.inspect(report))
-    await asyncio.sleep(0.5)
+    await busy(served, running=1, waiting=0)
     started = time.monotonic()
     await app.inspect(report)
     assert time.monotonic() - started >= 1.0
@@ -338,10 +348,11 @@ async def test_a_caller_that_goes_away_mid_upload_frees_the_worker(
     with socket.create_connection((where.hostname, where.port)) as connection:
         connection.sendall(head + line + bytes(1000))
         await asyncio.sleep(0.3)
-    for _ in range(50):
-        if job_log():
-            break
-        await asyncio.sleep(0.1)
+    async with asyncio.timeout(30):  # the job's end is logged once the worker sees the hang-up
+        for _ in itertools.count():
+            if job_log():
+                break
+            await asyncio.sleep(0.02)
     assert [record.outcome for record in job_log()] == ["refused"]
     inspection = await served.app().inspect(report)
     assert inspection.fingerprint == fingerprint(report)

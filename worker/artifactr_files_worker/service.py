@@ -4,7 +4,8 @@ The application sends each call of the App port here through
 :class:`~artifactr.files.apps.worker.Worker`, whose module defines the wire format. Two
 routes:
 
-- ``GET /health`` answers ``{"status": "ok"}``, with no token; it says nothing about files.
+- ``GET /health`` answers ``{"status": "ok", "running": 0, "waiting": 0}`` (the job running now,
+  and the calls waiting their turn), with no token; it says nothing about files.
 - ``POST /jobs`` runs one call. Its body is the call's line of JSON, a newline, then the file.
 
 A call goes through these steps, each of which may end it with a typed reply:
@@ -167,6 +168,16 @@ class Gate:
         self._lock = anyio.Lock()
         self._waiting = 0
 
+    @property
+    def running(self) -> int:
+        """How many jobs run now: 0 or 1."""
+        return int(self._lock.locked())
+
+    @property
+    def waiting(self) -> int:
+        """How many calls wait for their turn."""
+        return self._waiting
+
     @asynccontextmanager
     async def turn(self) -> AsyncGenerator[None]:
         """Hold the worker for one job; wait for it first if another job runs.
@@ -231,8 +242,10 @@ class Service:
         self._token = settings.token.encode()
 
     async def health(self, _request: Request) -> Response:
-        """Answer that the worker is up, and nothing else."""
-        return JSONResponse({"status": "ok"})
+        """Answer that the worker is up, and how busy it is: never anything about a file."""
+        return JSONResponse(
+            {"status": "ok", "running": self.gate.running, "waiting": self.gate.waiting}
+        )
 
     async def jobs(self, request: Request) -> Response:
         """Run one call, or refuse it: see the module's docstring for each step."""

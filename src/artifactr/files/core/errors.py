@@ -9,6 +9,7 @@ a rejection::
     ├── Rejection                      (artifactr.core)
     │   ├── InvalidState
     │   │   ├── ArtifactBusy           another holder has the artifact's lease (in core.leases)
+    │   │   ├── CheckoutOutdated       a lapsed check-out whose file moved on can't be extended
     │   │   └── ContentDamaged         a manifest names bytes the store doesn't hold as named
     │   ├── Forbidden
     │   │   └── NotEnabled             the app is switched off in this workspace
@@ -68,6 +69,36 @@ class ContentDamaged(InvalidState):
             "version": self.version,
             "sha256": self.sha256,
             "problem": self.problem,
+        }
+
+
+class CheckoutOutdated(InvalidState):
+    """A check-out can't be extended: its lease lapsed and the file moved on past its base.
+
+    Extending takes the lease, then reads the head under it; a base older than the head would
+    hold the file for work whose check-in can only be a proposal. The lease is let go, and the
+    check-out stays open: checking it in keeps the work as a proposal, or it may be discarded
+    and the head checked out again. It keeps :class:`~artifactr.core.InvalidState`'s code, so
+    REST answers 409.
+    """
+
+    def __init__(self, checkout_id: str, base_version: int, version: int) -> None:
+        super().__init__(
+            f"check-out {checkout_id} is of version {base_version}, and the file moved on to "
+            f"version {version} after its lease lapsed: check it in to keep your work as a "
+            "proposal, or discard it and check the file out again"
+        )
+        self.checkout_id = checkout_id
+        self.base_version = base_version
+        self.version = version
+
+    @override
+    def details(self) -> dict[str, JsonValue]:
+        """Return the check-out, the version it is of, and the head's version."""
+        return {
+            "checkout_id": self.checkout_id,
+            "base_version": self.base_version,
+            "version": self.version,
         }
 
 

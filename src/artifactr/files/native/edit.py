@@ -62,7 +62,7 @@ class Edit(ServiceBase):
         """Run a batch of the app's commands on a version and commit the result.
 
         The edit holds the file for ``edit_ttl`` (``edit:<uuid>``) while the app runs and the
-        revision commits. An agent's edit becomes a proposal; a person's commits. A batch that
+        revision commits; the base is checked against the head again once the file is held. An agent's edit becomes a proposal; a person's commits. A batch that
         changes nothing (the fingerprint is the base's) makes no revision.
 
         Raises:
@@ -89,6 +89,11 @@ class Edit(ServiceBase):
         # The manifest read proved the file there and visible: the lease needs no second look.
         await hold_artifact(ws, self.leases, artifact_id, holder=holder, ttl=self._edit_ttl)
         try:
+            # The head again, under the lease: someone may have committed and let go of the
+            # file since the first read, and the app must not run on a version already gone.
+            version, manifest = await self.manifest(ws, artifact_id)
+            if base_version != version:
+                raise VersionConflict(artifact_id, base=base_version, head=version)
             return await self._edit(ws, artifact_id, version, manifest, batch, summary, thread_id)
         finally:
             await self.leases.release(scope_of(ws), artifact_id, holder)

@@ -395,6 +395,17 @@ async def test_a_check_in_racing_a_discard_keeps_the_work_and_says_who_ended_it(
 # ─── 6. a check-out racing an edit or a check-in ──────────────────────────────
 
 
+async def ask_until_granted(
+    env: Env, ws: Workspace, artifact_id: str, writer: asyncio.Future[Any]
+) -> tuple[Any, float]:
+    """Press "check out" while the file is busy, until it is granted or the writer is done."""
+    while True:
+        done = writer.done()
+        granted = await attempt(env.files.check_out(ws, artifact_id))
+        if not isinstance(granted[0], ArtifactBusy) or done:
+            return granted
+
+
 @pytest.mark.parametrize("writer", ["edit", "check-in"])
 async def test_a_check_out_granted_during_a_commit_is_based_on_the_head_it_holds(
     pair: tuple[Env, Env], writer: str
@@ -425,17 +436,8 @@ async def test_a_check_out_granted_during_a_commit_is_based_on_the_head_it_holds
             writing = first.files.check_in(bob, bobs.id, chunks(document(n, " Bob's.")))
             asker = await second.ws(ALICE)
         task = asyncio.ensure_future(attempt(writing))
-
-        async def ask_until_granted() -> Any:
-            # A person pressing "check out" while the file is busy, until it is theirs.
-            while True:
-                done = task.done()
-                granted = await attempt(second.files.check_out(asker, artifact_id))
-                if not isinstance(granted[0], ArtifactBusy) or done:
-                    return granted
-
         (wrote, took), (granted, ask_took) = await asyncio.gather(
-            task, later(n % 4, ask_until_granted())
+            task, later(n % 4, ask_until_granted(second, asker, artifact_id, task))
         )
         outcomes.update([f"{writer} {label(wrote)}", f"check-out {label(granted)}"])
         timings += [took, ask_took]

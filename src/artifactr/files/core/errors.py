@@ -13,8 +13,9 @@ a rejection::
     │   │   └── ContentDamaged         a manifest names bytes the store doesn't hold as named
     │   ├── Forbidden
     │   │   └── NotEnabled             the app is switched off in this workspace
-    │   └── UnsafeFile                 a file refused before the app sees it
-    │       └── FileTooLarge           more bytes than the limit
+    │   ├── UnsafeFile                 a file refused before the app sees it
+    │   │   └── FileTooLarge           more bytes than the limit
+    │   └── ServiceBusy                too many files are being read at once: try again later
     └── AppFailure                     the app could not do the call
         ├── AppTimeout                 its deadline passed
         ├── AppCrashed                 it died, or answered nonsense
@@ -180,6 +181,28 @@ class FileTooLarge(UnsafeFile):
     def details(self) -> dict[str, JsonValue]:
         """Return the reason and the limit in bytes."""
         return {**super().details(), "limit": self.limit}
+
+
+class ServiceBusy(Rejection):
+    """Too many files are being screened and read at once: try again after ``retry_after`` s.
+
+    The service reads a bounded number of files at once, and lets a bounded number wait
+    (:class:`~artifactr.files.native.jobs.Jobs`, ADR-0015); a call past both is refused with
+    this before anything is stored. Its own code, ``service_busy``; the router answers 503 with
+    ``Retry-After``, as the worker does when its queue is full.
+    """
+
+    code: ClassVar[str] = "service_busy"
+
+    def __init__(self, reason: str, retry_after: int = 2) -> None:
+        super().__init__(f"the service is busy: {reason}; try again in {retry_after} s")
+        self.reason = reason
+        self.retry_after = retry_after
+
+    @override
+    def details(self) -> dict[str, JsonValue]:
+        """Return why, and the seconds to wait before trying again."""
+        return {"reason": self.reason, "retry_after": self.retry_after}
 
 
 class AppFailure(Exception):

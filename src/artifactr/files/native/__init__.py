@@ -154,4 +154,5 @@ class NativeFiles(Upload, Edit, CheckIn, Reading, Collection):
         self._clock = clock
         self._telemetry = telemetry or Telemetry()
         self._version = None
-        self._jobs = Jobs(jobs, queue)
+        self.jobs = Jobs(jobs, queue)
+        """How many files it screens and has the app read at once, and how many wait."""

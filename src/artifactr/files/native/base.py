@@ -96,7 +96,7 @@ class ServiceBase:
     _build: str
     _clock: Clock
     _telemetry: Telemetry
-    _jobs: Jobs
+    jobs: Jobs
     _version: str | None  # the app's version, as its last answer reported it
 
     # ─── the switch ───────────────────────────────────────────────────────────

@@ -114,10 +114,10 @@ class CheckIn(CheckOut):
         summary = clean_text(summary or "") or None
         record = await self.checkout(ws, checkout_id)
         await self._require_enabled(ws)
-        self._jobs.admit()  # a full queue refuses before the body is read
+        self.jobs.admit()  # a full queue refuses before the body is read
         incoming = await spool(data, limit=self._max_size)
         try:
-            async with self._jobs.turn():
+            async with self.jobs.turn():
                 printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
             return await self._check_in(ws, record, incoming, printed, summary)
         finally:
@@ -197,7 +197,7 @@ class CheckIn(CheckOut):
         self, ws: Workspace, record: Checkout, head: NativeFile, source: Spooled, printed: str
     ) -> NativeFile:
         """Return the head as the file makes it, its blobs put: the app's reading, then a put."""
-        async with self._jobs.turn():
+        async with self.jobs.turn():
             inspection = await self._inspect(ws, record.artifact_id, source)
         media_type = head.content.media_type
         blobs, _ = await self._put_all(

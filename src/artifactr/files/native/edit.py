@@ -117,7 +117,7 @@ class Edit(ServiceBase):
             "artifactr.files.content.sha256": manifest.content.sha256,
             BYTES_IN: len(source),
         }
-        async with self._jobs.turn():
+        async with self.jobs.turn():
             with self._telemetry.operation("apply", scoped, attributes) as span:
                 edited = await self.app.apply(
                     source, batch, deadline=self._deadline, author=ws.actor.display_name

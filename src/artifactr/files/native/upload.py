@@ -57,11 +57,11 @@ class Upload(ServiceBase):
         name = clean_text(name)
         artifact_type = self._type_for(name, media_type)
         media = media_type or next(iter(sorted(artifact_type.formats)))
-        self._jobs.admit()  # a full queue refuses before the body is read
+        self.jobs.admit()  # a full queue refuses before the body is read
         incoming = await spool(data, limit=self._max_size)
         try:
             artifact_id = new_artifact_id()
-            async with self._jobs.turn():
+            async with self.jobs.turn():
                 printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
                 inspection = await self._inspect(ws, artifact_id, incoming)
             blobs, _ = await self._put_all(ws, artifact_id, incoming, media, inspection, printed)

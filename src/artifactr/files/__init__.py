@@ -41,6 +41,7 @@ from artifactr.files.core.errors import (
     ContentDamaged,
     FileTooLarge,
     NotEnabled,
+    ServiceBusy,
     UnsafeFile,
 )
 from artifactr.files.core.fingerprint import fingerprint
@@ -156,6 +157,7 @@ __all__ = [
     "RenderKey",
     "Renders",
     "ReviewItem",
+    "ServiceBusy",
     "Telemetry",
     "Unchanged",
     "UnsafeFile",

@@ -1318,6 +1318,6 @@ async def test_in_child_processes_it_inspects_edits_and_draws_as_in_threads() ->
 
 async def test_a_child_past_its_deadline_is_killed_and_times_out() -> None:
     app = FakeApp(processes=True)
-    with pytest.raises(AppTimeout, match="within 0.05 s"):
+    with pytest.raises(AppTimeout, match=r"within 0\.05 s"):
         await app.inspect(many_paragraphs(400_000), deadline=0.05)
     assert (await app.inspect(build_docx())).pages == 1  # the next job has a child of its own

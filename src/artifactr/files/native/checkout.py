@@ -107,6 +107,8 @@ class CheckOut(ServiceBase):
         try:
             # The head is read once the lease is held: whoever committed before it was granted
             # had let go of the file, so this is the head nobody else may move while it's held.
+            # Every lease taken for a person's work reads its base so (ADR-0015): an editor's
+            # lock (WOPI, WebDAV) too.
             version, manifest = await self.manifest(ws, artifact_id)
             record = Checkout(
                 id=checkout_id,

@@ -25,9 +25,11 @@ from artifactr.files.core.errors import (
     AppRefused,
     AppTimeout,
     AppTooLarge,
+    CheckoutOutdated,
     ContentDamaged,
     FileTooLarge,
     NotEnabled,
+    ServiceBusy,
     UnsafeFile,
 )
 from artifactr.files.core.leases import ArtifactBusy
@@ -41,6 +43,8 @@ ADRS = ROOT / "docs" / "adr"
 ERRORS: dict[str, Exception] = {
     "ArtifactBusy": ArtifactBusy("art_1", None),
     "ContentDamaged": ContentDamaged("art_1", 1, "0" * 64, "missing"),
+    "CheckoutOutdated": CheckoutOutdated("co_1", 1, 2),
+    "ServiceBusy": ServiceBusy("1 files are being read and 2 wait"),
     "NotEnabled": NotEnabled("files:fake"),
     "UnsafeFile": UnsafeFile("not_a_zip", "not a zip"),
     "FileTooLarge": FileTooLarge(10),

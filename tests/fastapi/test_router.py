@@ -25,6 +25,7 @@ from sqlalchemy import event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files import DOCX, WordDocument
+from artifactr.files.apps.fake import FakeApp
 from artifactr.files.core.app_port import About, AppCommand, CommandSpec, Edited, Inspection, Source
 from artifactr.files.core.errors import AppRefused, FailureKind
 from artifactr.files.core.fingerprint import ZipLimits, fingerprint
@@ -43,6 +44,7 @@ from tests.fastapi.conftest import (
     Api,
     MakeApi,
 )
+from tests.native.test_jobs import until_full
 
 EDITED = build_docx(["An edited document."])
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -225,6 +227,61 @@ async def test_an_upload_the_app_fails_on_is_answered_by_how_it_failed(
     )
     assert response.status_code == status
     assert response.json()["detail"]["type"] == f"app_{kind}"
+
+
+class HeldApp(FakeApp):
+    """FakeApp whose reading of a file waits until the test lets it go."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reading = asyncio.Event()
+        self.go = asyncio.Event()
+
+    async def inspect(self, source: Source, *, deadline: float = 30.0) -> Inspection:
+        self.reading.set()
+        await self.go.wait()
+        return await super().inspect(source, deadline=deadline)
+
+
+async def test_past_the_files_being_read_and_those_waiting_an_upload_is_503_unstored(
+    make_api: MakeApi,
+) -> None:
+    held = HeldApp()
+    api = await make_api(app=held, jobs=1, queue=1)
+    held.go.set()
+    artifact_id = await api.upload()  # before the app is held
+    checkout = await api.check_out(artifact_id)
+    held.go.clear()
+    held.reading.clear()
+
+    async def upload(name: str) -> httpx2.Response:
+        return await api.client.post(
+            api.url(), params={"name": name}, content=EDITED, headers={**ALICE, **DOCX_BODY}
+        )
+
+    first = asyncio.ensure_future(upload("first.docx"))
+    await held.reading.wait()  # the one job runs
+    second = asyncio.ensure_future(upload("second.docx"))
+    await until_full(api.files.jobs)  # the second waits its turn: the queue is full
+    refused = await upload("third.docx")
+    assert refused.status_code == 503
+    assert refused.headers["retry-after"] == "2"
+    assert refused.json()["detail"] == {
+        "type": "service_busy",
+        "message": "the service is busy: 1 files are being read and 1 wait; try again in 2 s",
+        "reason": "1 files are being read and 1 wait",
+        "retry_after": 2,
+    }
+    checked_in = await api.check_in(artifact_id, checkout["id"], EDITED)
+    assert (checked_in.status_code, checked_in.headers["retry-after"]) == (503, "2")
+    held.go.set()
+    assert [(await first).status_code, (await second).status_code] == [201, 201]
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    names = sorted(doc.data.name for doc in await ws.artifacts(WordDocument))
+    assert names == ["contract.docx", "first.docx", "second.docx"]  # nothing of the third
+    assert await revisions(api, artifact_id) == 1
+    retried = await api.check_in(artifact_id, checkout["id"], EDITED)  # its check-out stays
+    assert retried.status_code == 200, retried.text
 
 
 # ─── downloads ────────────────────────────────────────────────────────────────

@@ -2,13 +2,15 @@
 
 Agents' edits, people's check-outs, extensions, check-ins and discards, direct edits through
 artifactr's generic path, proposal acceptance and the clock moving, in any order, on memory,
-SQLite and PostgreSQL; and at once: a check-in retried while it is in flight, and a check-in
-racing an extend or a discard of its check-out (ADR-0009). At every step:
+SQLite and PostgreSQL; and at once: a check-in retried while it is in flight, a check-in racing
+an extend or a discard of its check-out (ADR-0009), and a check-out asked for again and again
+while someone else's edit or check-in commits and lets go (ADR-0015). At every step:
 
 - no revision replaces content it was not based on (its test names the previous revision's digest);
 - at most one live holder per artifact, and it is one the model knows about, and never a
   check-out that ended;
 - a retried check-in answers what the first did, at once or later;
+- a granted check-out's base is the head once it holds the file, never the version before;
 - a stale check-in never overwrites newer content;
 - every revision after the first begins with the digest test;
 - accepting a stale proposal fails with ``PatchFailed``.
@@ -19,6 +21,7 @@ import io
 import itertools
 import zipfile
 from collections.abc import Awaitable
+from contextvars import ContextVar
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -33,6 +36,7 @@ from artifactr.core import (
     PatchFailed,
     RespondToProposal,
 )
+from artifactr.workspace import Scope
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -44,7 +48,7 @@ from hypothesis.stateful import (
     rule,
 )
 
-from artifactr.files import AppCommand, ArtifactBusy, Checkout, WordDocument
+from artifactr.files import AppCommand, ArtifactBusy, ArtifactLease, Checkout, Leases, WordDocument
 from artifactr.files.native import CheckedIn
 from tests.databases import BACKENDS
 from tests.native.conftest import AGENT, ALICE, BOB, Env, chunks, make_env, sample_docx
@@ -74,6 +78,29 @@ async def attempt(call: Awaitable[Any]) -> Any:
         return error
 
 
+LAG: ContextVar[float] = ContextVar("LAG", default=0.0)
+"""Seconds the lease store takes to answer an acquire, in the context that set it."""
+
+
+class Lagging:
+    """Leases that answer an acquire :data:`LAG` seconds late: a store a round trip away."""
+
+    def __init__(self, leases: Leases) -> None:
+        self._leases = leases
+
+    async def acquire(
+        self, scope: Scope, artifact_id: str, holder: str, ttl: timedelta
+    ) -> ArtifactLease | None:
+        await asyncio.sleep(LAG.get())
+        return await self._leases.acquire(scope, artifact_id, holder, ttl)
+
+    async def current(self, scope: Scope, artifact_id: str) -> ArtifactLease | None:
+        return await self._leases.current(scope, artifact_id)
+
+    async def release(self, scope: Scope, artifact_id: str, holder: str) -> bool:
+        return await self._leases.release(scope, artifact_id, holder)
+
+
 class Interleavings(RuleBasedStateMachine):
     """The model: what was committed, who checked out what, which proposals are pending."""
 
@@ -98,6 +125,7 @@ class Interleavings(RuleBasedStateMachine):
     def start(self) -> None:
         self.env_gen = make_env(self.backend, self.tmp_path)
         self.env = self.run(anext(self.env_gen))
+        self.env.files.leases = Lagging(self.env.leases)
         self.artifact_id = self.run(self.env.upload(sample_docx()))
 
     def teardown(self) -> None:
@@ -156,6 +184,53 @@ class Interleavings(RuleBasedStateMachine):
             if isinstance(checkout, ArtifactBusy):
                 assert checkout.lease is None or checkout.lease.holder in self.holders
                 return None
+            self.holders.add(checkout.holder)
+            self.snapshots[checkout.id] = await self.bytes_of(checkout.base_version)
+            return checkout
+
+        return self.run(go())
+
+    @rule(
+        target=checkouts,
+        person=st.sampled_from(PEOPLE),
+        writer=st.sampled_from(["edit", "check-in"]),
+        lag=st.sampled_from([0.0, 0.001, 0.003]),
+    )
+    def check_out_racing(self, person: UserActor, writer: str, lag: float) -> Any:
+        """A person asks to check out while someone else commits and lets go (ADR-0015)."""
+
+        async def go() -> Any:
+            other = await self.env.ws(next(p for p in PEOPLE if p != person))
+            version, _ = await self.head()
+            if writer == "edit":
+                command = AppCommand(command="edit.replaceAll", params={"text": "a", "with": "e"})
+                writing = self.env.files.edit(
+                    other, self.artifact_id, base_version=version, commands=[command]
+                )
+            else:
+                theirs = await attempt(self.env.files.check_out(other, self.artifact_id))
+                if isinstance(theirs, ArtifactBusy):
+                    return None
+                self.holders.add(theirs.holder)
+                upload = rewritten(await self.bytes_of(version), "Draft", "Raced")
+                writing = self.env.files.check_in(other, theirs.id, chunks(upload))
+            task = asyncio.ensure_future(attempt(writing))
+            ws = await self.env.ws(person)
+            LAG.set(lag)  # this person's leases are a round trip away; the writer's are not
+            while True:  # pressing "check out" until the file is free, or the writer is done
+                done = task.done()
+                checkout = await attempt(self.env.files.check_out(ws, self.artifact_id))
+                if not isinstance(checkout, ArtifactBusy) or done:
+                    break
+                await asyncio.sleep(0)
+            await task
+            if isinstance(checkout, ArtifactBusy):
+                assert checkout.lease is None or checkout.lease.holder in self.holders
+                return None
+            # It holds the file: nobody has committed since it was granted, so the head now
+            # is the head at grant time, and its base must be that head.
+            version, head = await self.head()
+            assert (checkout.base_version, checkout.base_sha256) == (version, head.content.sha256)
             self.holders.add(checkout.holder)
             self.snapshots[checkout.id] = await self.bytes_of(checkout.base_version)
             return checkout

@@ -33,6 +33,7 @@ from artifactr.files import (
     AppTimeout,
     ArtifactBusy,
     Blob,
+    CheckoutOutdated,
     ContentDamaged,
     FileTooLarge,
     NotEnabled,
@@ -931,6 +932,102 @@ async def test_an_extend_that_finds_its_check_out_gone_lets_go_of_the_file(
     with pytest.raises(NotFound):
         await env.files.extend(ws, checkout.id)
     assert await env.files.lease(ws, artifact_id) is None
+
+
+# ─── the lease first, then the head (ADR-0015) ────────────────────────────────
+
+
+async def test_a_check_out_granted_just_after_an_edit_committed_is_based_on_that_edit(
+    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = memory_env
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    acquire = env.leases.acquire
+    edits: list[Any] = []
+
+    async def bob_edits_and_lets_go_first(*args: Any) -> Any:
+        if str(args[2]).startswith("checkout:") and not edits:
+            bob = await env.ws(BOB)
+            edits.append(await env.files.edit(bob, artifact_id, base_version=1, commands=[REPLACE]))
+        return await acquire(*args)
+
+    monkeypatch.setattr(env.leases, "acquire", bob_edits_and_lets_go_first)
+    alice = await env.ws()
+    checkout = await env.files.check_out(alice, artifact_id)
+    assert [(edit.type, edit.version) for edit in edits] == [("applied", 2)]
+    head = await alice.get(WordDocument, artifact_id)
+    assert (checkout.base_version, checkout.base_sha256) == (2, head.data.content.sha256)
+    # She held the file the whole time: her check-in of the version she downloaded commits.
+    downloaded = await read_all(env, artifact_id, checkout.base_version)
+    body = zipfile.ZipFile(io.BytesIO(downloaded)).read("word/document.xml")
+    signed = with_part(downloaded, "word/document.xml", body.replace(b"Final", b"Signed"))
+    result = await env.files.check_in(alice, checkout.id, chunks(signed))
+    assert result == CheckedIn(status="applied", artifact_id=artifact_id, version=3)
+
+
+async def test_an_edit_whose_base_moved_on_before_it_held_the_file_conflicts_unrun(
+    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = memory_env
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    acquire = env.leases.acquire
+    check_ins: list[CheckedIn] = []
+
+    async def bob_checks_in_first(*args: Any) -> Any:
+        if str(args[2]).startswith("edit:") and not check_ins:
+            bob = await env.ws(BOB)
+            checkout = await env.files.check_out(bob, artifact_id)
+            check_ins.append(await env.files.check_in(bob, checkout.id, chunks(edited_body(data))))
+            env.app.fail_next("crashed")  # would fail the edit if the app ran on version 1
+        return await acquire(*args)
+
+    monkeypatch.setattr(env.leases, "acquire", bob_checks_in_first)
+    with pytest.raises(VersionConflict) as caught:
+        await env.files.edit(await env.ws(AGENT), artifact_id, base_version=1, commands=[REPLACE])
+    assert caught.value.details() == {"artifact_id": artifact_id, "base": 1, "head": 2}
+    assert [result.status for result in check_ins] == ["applied"]
+    assert await env.files.lease(await env.ws(), artifact_id) is None
+    assert await (await env.ws()).proposals() == []
+
+
+async def test_extending_a_lapsed_check_out_after_the_file_moved_on_lets_go_of_it(env: Env) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    alice, bob = await env.ws(), await env.ws(BOB)
+    first = await env.files.check_out(alice, artifact_id)
+    env.clock.advance(timedelta(hours=9))  # her lease lapses; Bob checks the file in meanwhile
+    bobs = await env.files.check_out(bob, artifact_id)
+    await env.files.check_in(bob, bobs.id, chunks(edited_body(data)))
+    with pytest.raises(CheckoutOutdated) as caught:
+        await env.files.extend(alice, first.id)
+    assert caught.value.code == "invalid_state"
+    assert caught.value.details() == {"checkout_id": first.id, "base_version": 1, "version": 2}
+    assert "check it in to keep your work as a proposal" in caught.value.message
+    assert await env.files.lease(alice, artifact_id) is None
+    assert (await env.files.checkout(alice, first.id)).state == "open"
+    result = await env.files.check_in(alice, first.id, chunks(with_part(data, "x.xml", b"<x/>")))
+    assert (result.status, result.version) == ("proposed", 2)
+    # Bob's own check-out, lapsed with no one committing since, extends as before.
+    again = await env.files.check_out(bob, artifact_id)
+    env.clock.advance(timedelta(hours=9))
+    assert (await env.files.extend(bob, again.id)).base_version == 2
+
+
+async def test_a_check_out_whose_record_can_t_be_kept_lets_go_of_the_file(
+    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    env = memory_env
+    artifact_id = await env.upload()
+
+    async def the_store_is_down(*args: Any) -> None:
+        raise ConnectionError("the database went away")
+
+    monkeypatch.setattr(env.checkouts, "add", the_store_is_down)
+    with pytest.raises(ConnectionError):
+        await env.files.check_out(await env.ws(), artifact_id)
+    assert await env.files.lease(await env.ws(), artifact_id) is None
 
 
 async def test_a_check_in_discarded_after_its_lease_was_renewed_is_a_proposal(

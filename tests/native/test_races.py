@@ -28,7 +28,7 @@ from artifactr.sql import SqlStorage, migrate
 from artifactr.workspace import Workspace
 from pydantic import JsonValue
 
-from artifactr.files import AppCommand, ArtifactBusy
+from artifactr.files import AppCommand, ArtifactBusy, WordDocument
 from artifactr.files.apps.fake import FakeApp
 from artifactr.files.core.integrations import InMemoryIntegrations
 from artifactr.files.native import CheckedIn
@@ -389,4 +389,70 @@ async def test_a_check_in_racing_a_discard_keeps_the_work_and_says_who_ended_it(
         assert retried == checked
         assert await lease_of(first, artifact_id) is None
     report("a check-in racing a discard", made, outcomes, timings)
+    await audit(first, made)
+
+
+# ─── 6. a check-out racing an edit or a check-in ──────────────────────────────
+
+
+async def ask_until_granted(
+    env: Env, ws: Workspace, artifact_id: str, writer: asyncio.Future[Any]
+) -> tuple[Any, float]:
+    """Press "check out" while the file is busy, until it is granted or the writer is done."""
+    while True:
+        done = writer.done()
+        granted = await attempt(env.files.check_out(ws, artifact_id))
+        if not isinstance(granted[0], ArtifactBusy) or done:
+            return granted
+
+
+@pytest.mark.parametrize("writer", ["edit", "check-in"])
+async def test_a_check_out_granted_during_a_commit_is_based_on_the_head_it_holds(
+    pair: tuple[Env, Env], writer: str
+) -> None:
+    """Someone commits and lets go while a person keeps asking to check the file out (ADR-0015).
+
+    The check-out that is granted holds the file from then on, so the head when the race is
+    over is the head at grant time: its base must be that head, never the version before.
+    """
+    first, second = pair
+    outcomes: Counter[str] = Counter()
+    timings: list[float] = []
+    made: list[str] = []
+    for n in tries():
+        artifact_id = await first.upload(document(n, " Draft."))
+        made.append(artifact_id)
+        if writer == "edit":
+            command = AppCommand(
+                command="edit.replaceAll", params={"text": "Draft", "with": "Final"}
+            )
+            writing = first.files.edit(
+                await first.ws(ALICE), artifact_id, base_version=1, commands=[command]
+            )
+            asker = await second.ws(BOB)
+        else:
+            bob = await first.ws(BOB)
+            bobs = await first.files.check_out(bob, artifact_id)
+            writing = first.files.check_in(bob, bobs.id, chunks(document(n, " Bob's.")))
+            asker = await second.ws(ALICE)
+        task = asyncio.ensure_future(attempt(writing))
+        (wrote, took), (granted, ask_took) = await asyncio.gather(
+            task, later(n % 4, ask_until_granted(second, asker, artifact_id, task))
+        )
+        outcomes.update([f"{writer} {label(wrote)}", f"check-out {label(granted)}"])
+        timings += [took, ask_took]
+        head = await (await first.ws()).get(WordDocument, artifact_id)
+        assert not isinstance(granted, Exception), granted
+        # Nobody else writes while it is held: the head now is the head at grant time.
+        assert (granted.base_version, granted.base_sha256) == (
+            head.version,
+            head.data.content.sha256,
+        ), f"try {n}: granted on version {granted.base_version}, the head is {head.version}"
+        await first.files.discard(await first.ws(granted.actor), granted.id)
+    report(
+        f"a check-out racing {'an edit' if writer == 'edit' else 'a check-in'}",
+        made,
+        outcomes,
+        timings,
+    )
     await audit(first, made)

@@ -4,7 +4,8 @@ On PostgreSQL the migrations give every ``artifactr_files_*`` table artifactr's 
 and ``migrate(engine, application_role=...)`` grants a role that owns nothing the tables. Here
 the application connects as such a role: the adapters work for each tenant, a transaction that
 names tenant A sees, changes and adds no row of tenant B, and one that names no tenant sees
-nothing. The owner, which migrates, is not held.
+nothing, even on a connection whose last user set a tenant for its whole session. The owner,
+which migrates, is not held.
 """
 
 import uuid
@@ -13,16 +14,21 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from artifactr import UserActor
-from artifactr.sql.tenancy import TENANT, TenantSession
+from artifactr.sql.tenancy import SETTING, TENANT, TenantSession
 from artifactr.workspace import Scope
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import (
+    AsyncEngine,
+    AsyncSession,
+    async_sessionmaker,
+    create_async_engine,
+)
 
 from artifactr.files import Checkout, RenderKey
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders, migrate
 from artifactr.files.sql.tables import TABLES
-from tests.databases import another_engine, postgres_schema
+from tests.databases import another_engine, postgres_schema, schema_of
 
 pytestmark = pytest.mark.postgres
 
@@ -139,6 +145,43 @@ async def test_a_transaction_that_names_no_tenant_sees_nothing(app: AsyncEngine)
     async with app.connect() as connection:
         for table in TABLES:
             assert await connection.scalar(text(f"SELECT count(*) FROM {table}")) == 0, table
+
+
+async def test_a_tenant_set_for_a_session_is_gone_once_its_connection_is_reused(
+    app: AsyncEngine, owner: AsyncEngine, role: str
+) -> None:
+    await fill(app, A)
+    settings = {"search_path": await schema_of(owner), "role": role}
+    # One connection, so the second user gets the first one's back from the pool.
+    engine = create_async_engine(
+        owner.url, pool_size=1, max_overflow=0, connect_args={"server_settings": settings}
+    )
+    try:
+        SqlLeases(engine)  # an adapter on the engine: its pool now resets the tenant
+        async with engine.connect() as connection:
+            used = await connection.scalar(text("SELECT pg_backend_pid()"))
+            # Something outside the package sets the tenant for the whole session.
+            await connection.execute(
+                text("SELECT set_config(:setting, :tenant, false)"),
+                {"setting": SETTING, "tenant": A.tenant_id},
+            )
+            await connection.commit()
+            assert await connection.scalar(text(f"SELECT count(*) FROM {TABLES[0]}")) == 1
+        async with engine.connect() as connection:
+            assert await connection.scalar(text("SELECT pg_backend_pid()")) == used
+            assert await connection.scalar(text(f"SELECT current_setting('{SETTING}', true)")) in {
+                None,
+                "",
+            }
+            for table in TABLES:
+                assert await connection.scalar(text(f"SELECT count(*) FROM {table}")) == 0, table
+        async with engine.connect() as connection:
+            # A connection taken out of the pool is closed, not reset, when it is let go.
+            await connection.run_sync(lambda sync: sync.detach())
+        async with engine.connect() as connection:
+            assert await connection.scalar(text("SELECT pg_backend_pid()")) != used
+    finally:
+        await engine.dispose()
 
 
 async def test_every_table_has_the_tenant_policy_and_the_owner_is_not_held(

@@ -37,9 +37,11 @@ from artifactr.files.core.errors import (
     AppRefused,
     AppTimeout,
     AppTooLarge,
+    CheckoutOutdated,
     ContentDamaged,
     FileTooLarge,
     NotEnabled,
+    ServiceBusy,
     UnsafeFile,
 )
 from artifactr.files.core.fingerprint import fingerprint
@@ -133,6 +135,7 @@ __all__ = [
     "Blobs",
     "CheckedIn",
     "Checkout",
+    "CheckoutOutdated",
     "Checkouts",
     "CommandSpec",
     "ContentDamaged",
@@ -154,6 +157,7 @@ __all__ = [
     "RenderKey",
     "Renders",
     "ReviewItem",
+    "ServiceBusy",
     "Telemetry",
     "Unchanged",
     "UnsafeFile",

@@ -1291,3 +1291,33 @@ async def test_a_parse_past_its_deadline_times_out_at_the_deadline() -> None:
     with pytest.raises(AppTimeout):
         await FakeApp().inspect(source, deadline=0.05)
     assert time.monotonic() - started < 2
+
+
+# ─── parsing in a child process a job (ADR-0015) ──────────────────────────────
+
+
+async def test_in_child_processes_it_inspects_edits_and_draws_as_in_threads() -> None:
+    source = build_docx()
+    own, children = (
+        FakeApp(),
+        FakeApp(processes=True, clock=lambda: datetime(2026, 1, 1, tzinfo=UTC)),
+    )
+    assert await children.inspect(source) == await own.inspect(source)
+    with tempfile.TemporaryFile() as file:  # a spooled upload is sent as its bytes
+        file.write(source)
+        file.seek(5)
+        assert await children.inspect(file) == await own.inspect(source)
+    batch = [AppCommand(command="edit.replaceAll", params={"text": "the", "with": "a"})]
+    edited, theirs = await children.apply(source, batch), await own.apply(source, batch)
+    assert children.last_results == own.last_results != ()
+    assert edited.inspection.text == theirs.inspection.text != (await own.inspect(source)).text
+    assert (await children.render(source, 1))[:8] == b"\x89PNG\r\n\x1a\n"
+    with pytest.raises(AppRefused, match="no page 9"):
+        await children.render(source, 9)
+
+
+async def test_a_child_past_its_deadline_is_killed_and_times_out() -> None:
+    app = FakeApp(processes=True)
+    with pytest.raises(AppTimeout, match=r"within 0\.05 s"):
+        await app.inspect(many_paragraphs(400_000), deadline=0.05)
+    assert (await app.inspect(build_docx())).pages == 1  # the next job has a child of its own

@@ -9,11 +9,13 @@ a rejection::
     ├── Rejection                      (artifactr.core)
     │   ├── InvalidState
     │   │   ├── ArtifactBusy           another holder has the artifact's lease (in core.leases)
+    │   │   ├── CheckoutOutdated       a lapsed check-out whose file moved on can't be extended
     │   │   └── ContentDamaged         a manifest names bytes the store doesn't hold as named
     │   ├── Forbidden
     │   │   └── NotEnabled             the app is switched off in this workspace
-    │   └── UnsafeFile                 a file refused before the app sees it
-    │       └── FileTooLarge           more bytes than the limit
+    │   ├── UnsafeFile                 a file refused before the app sees it
+    │   │   └── FileTooLarge           more bytes than the limit
+    │   └── ServiceBusy                too many files are being read at once: try again later
     └── AppFailure                     the app could not do the call
         ├── AppTimeout                 its deadline passed
         ├── AppCrashed                 it died, or answered nonsense
@@ -68,6 +70,36 @@ class ContentDamaged(InvalidState):
             "version": self.version,
             "sha256": self.sha256,
             "problem": self.problem,
+        }
+
+
+class CheckoutOutdated(InvalidState):
+    """A check-out can't be extended: its lease lapsed and the file moved on past its base.
+
+    Extending takes the lease, then reads the head under it; a base older than the head would
+    hold the file for work whose check-in can only be a proposal. The lease is let go, and the
+    check-out stays open: checking it in keeps the work as a proposal, or it may be discarded
+    and the head checked out again. It keeps :class:`~artifactr.core.InvalidState`'s code, so
+    REST answers 409.
+    """
+
+    def __init__(self, checkout_id: str, base_version: int, version: int) -> None:
+        super().__init__(
+            f"check-out {checkout_id} is of version {base_version}, and the file moved on to "
+            f"version {version} after its lease lapsed: check it in to keep your work as a "
+            "proposal, or discard it and check the file out again"
+        )
+        self.checkout_id = checkout_id
+        self.base_version = base_version
+        self.version = version
+
+    @override
+    def details(self) -> dict[str, JsonValue]:
+        """Return the check-out, the version it is of, and the head's version."""
+        return {
+            "checkout_id": self.checkout_id,
+            "base_version": self.base_version,
+            "version": self.version,
         }
 
 
@@ -149,6 +181,28 @@ class FileTooLarge(UnsafeFile):
     def details(self) -> dict[str, JsonValue]:
         """Return the reason and the limit in bytes."""
         return {**super().details(), "limit": self.limit}
+
+
+class ServiceBusy(Rejection):
+    """Too many files are being screened and read at once: try again after ``retry_after`` s.
+
+    The service reads a bounded number of files at once, and lets a bounded number wait
+    (:class:`~artifactr.files.native.jobs.Jobs`, ADR-0015); a call past both is refused with
+    this before anything is stored. Its own code, ``service_busy``; the router answers 503 with
+    ``Retry-After``, as the worker does when its queue is full.
+    """
+
+    code: ClassVar[str] = "service_busy"
+
+    def __init__(self, reason: str, retry_after: int = 2) -> None:
+        super().__init__(f"the service is busy: {reason}; try again in {retry_after} s")
+        self.reason = reason
+        self.retry_after = retry_after
+
+    @override
+    def details(self) -> dict[str, JsonValue]:
+        """Return why, and the seconds to wait before trying again."""
+        return {"reason": self.reason, "retry_after": self.retry_after}
 
 
 class AppFailure(Exception):

@@ -7,8 +7,9 @@ validators every route that serves bytes answers with (:func:`cached_png`, :func
 Refusals answer as artifactr's router does: ``{"detail": rejection.payload()}`` with the
 rejection's status from ``STATUS_CODES`` (else 400). The package's own map to their own:
 :class:`~artifactr.files.core.errors.ArtifactBusy` 409 with the lease, ``NotEnabled`` 403,
-``FileTooLarge`` 413, ``UnsafeFile`` and ``AppRefused`` 422, ``ContentDamaged`` 409, and a
-body's :class:`~artifactr.files.fastapi.bodies.MalformedForm` 400 and
+``FileTooLarge`` 413, ``UnsafeFile`` and ``AppRefused`` 422, ``ContentDamaged`` 409,
+``ServiceBusy`` 503 with ``Retry-After`` (ADR-0015), and a body's
+:class:`~artifactr.files.fastapi.bodies.MalformedForm` 400 and
 :class:`~artifactr.files.fastapi.bodies.FormRefused` 422; an app that times out is 504, one that
 crashes 502, and a file too large for the app 413.
 """
@@ -22,7 +23,7 @@ from artifactr.fastapi import STATUS_CODES
 from artifactr.fastapi.router import REFUSALS
 from fastapi import HTTPException, Path, Query, Request, Response
 
-from artifactr.files.core.errors import AppFailure, FailureKind, FileTooLarge
+from artifactr.files.core.errors import AppFailure, FailureKind, FileTooLarge, ServiceBusy
 
 MAX_INT: Final = 2**31 - 1
 """The largest version or page a path may name: what a database's integer holds."""
@@ -107,6 +108,9 @@ async def or_http[T](awaitable: Awaitable[T]) -> T:
     """
     try:
         return await awaitable
+    except ServiceBusy as busy:
+        headers = {"Retry-After": str(busy.retry_after)}
+        raise HTTPException(status_code=503, detail=busy.payload(), headers=headers) from busy
     except Rejection as rejection:
         status = 413 if isinstance(rejection, FileTooLarge) else STATUSES.get(rejection.code, 400)
         raise HTTPException(status_code=status, detail=rejection.payload()) from rejection

@@ -50,6 +50,7 @@ from artifactr.files.native.checkin import CLAIM_POLL, CLAIM_POLL_MAX, CheckedIn
 from artifactr.files.native.checkout import ARCHIVE_ACTION
 from artifactr.files.native.collection import Collection
 from artifactr.files.native.edit import Edit, Unchanged
+from artifactr.files.native.jobs import JOBS, QUEUE, Jobs
 from artifactr.files.native.reading import MAX_PAGE, MAX_SCALE, MIN_SCALE, SCALE_STEPS, Reading
 from artifactr.files.native.spool import SPOOL_SIZE, Spooled, spool
 from artifactr.files.native.upload import MAX_NAME, Upload
@@ -105,6 +106,9 @@ class NativeFiles(Upload, Edit, CheckIn, Reading, Collection):
         build: The app's build, which render cache keys carry; the app's name if omitted.
         clock: The current time, for collection; UTC now if omitted.
         telemetry: Where spans and metrics go; the global providers if omitted.
+        jobs: How many files it screens and has the app read at once; one a CPU if omitted.
+        queue: How many more wait their turn; any more are refused as ``ServiceBusy``
+            (ADR-0015).
     """
 
     def __init__(
@@ -126,6 +130,8 @@ class NativeFiles(Upload, Edit, CheckIn, Reading, Collection):
         build: str | None = None,
         clock: Clock = utc_now,
         telemetry: Telemetry | None = None,
+        jobs: int = JOBS,
+        queue: int = QUEUE,
     ) -> None:
         self.blobs = blobs
         """Where bytes live."""
@@ -148,3 +154,5 @@ class NativeFiles(Upload, Edit, CheckIn, Reading, Collection):
         self._clock = clock
         self._telemetry = telemetry or Telemetry()
         self._version = None
+        self.jobs = Jobs(jobs, queue)
+        """How many files it screens and has the app read at once, and how many wait."""

@@ -29,6 +29,7 @@ from artifactr.files.core.manifests import MAX_OUTLINE, Blob, NativeFile
 from artifactr.files.core.renders import Renders
 from artifactr.files.core.telemetry import APP, ARTIFACT_ID, TENANT_ID, WORKSPACE_ID, Telemetry
 from artifactr.files.core.visibility import visible
+from artifactr.files.native.jobs import Jobs
 from artifactr.files.native.spool import Spooled
 
 EDIT_TTL: Final = timedelta(seconds=45)
@@ -95,6 +96,7 @@ class ServiceBase:
     _build: str
     _clock: Clock
     _telemetry: Telemetry
+    jobs: Jobs
     _version: str | None  # the app's version, as its last answer reported it
 
     # ─── the switch ───────────────────────────────────────────────────────────

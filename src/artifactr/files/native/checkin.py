@@ -109,13 +109,16 @@ class CheckIn(CheckOut):
             FileTooLarge: If the stream is over the size limit.
             UnsafeFile: If the file is not a package or is hostile.
             AppFailure: If the app can't read it.
+            ServiceBusy: If too many files are being read at once (ADR-0015).
         """
         summary = clean_text(summary or "") or None
         record = await self.checkout(ws, checkout_id)
         await self._require_enabled(ws)
+        self.jobs.admit()  # a full queue refuses before the body is read
         incoming = await spool(data, limit=self._max_size)
         try:
-            printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
+            async with self.jobs.turn():
+                printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
             return await self._check_in(ws, record, incoming, printed, summary)
         finally:
             incoming.close()
@@ -194,7 +197,8 @@ class CheckIn(CheckOut):
         self, ws: Workspace, record: Checkout, head: NativeFile, source: Spooled, printed: str
     ) -> NativeFile:
         """Return the head as the file makes it, its blobs put: the app's reading, then a put."""
-        inspection = await self._inspect(ws, record.artifact_id, source)
+        async with self.jobs.turn():
+            inspection = await self._inspect(ws, record.artifact_id, source)
         media_type = head.content.media_type
         blobs, _ = await self._put_all(
             ws, record.artifact_id, source, media_type, inspection, printed

@@ -17,7 +17,7 @@ from artifactr.workspace import Access, Workspace
 from artifactr.files.core import log
 from artifactr.files.core.checkouts import Checkout, holder_of
 from artifactr.files.core.clock import rfc3339
-from artifactr.files.core.errors import NotEnabled
+from artifactr.files.core.errors import CheckoutOutdated, NotEnabled
 from artifactr.files.core.leases import (
     EDIT_ACTION,
     ArtifactLease,
@@ -96,40 +96,50 @@ class CheckOut(ServiceBase):
             Forbidden: If the actor may not edit it.
             ArtifactBusy: If someone holds it.
         """
-        version, manifest = await self.manifest(ws, artifact_id)
+        await visible(ws, NativeFile, artifact_id)
         await self._require_enabled(ws)
         checkout_id = new_id("co")
+        holder = holder_of(checkout_id, ws.actor)
         lease = await hold_artifact(
-            ws,
-            self.leases,
-            artifact_id,
-            holder=holder_of(checkout_id, ws.actor),
-            ttl=self._checkout_ttl,
+            ws, self.leases, artifact_id, holder=holder, ttl=self._checkout_ttl
         )
-        record = Checkout(
-            id=checkout_id,
-            artifact_id=artifact_id,
-            base_version=version,
-            base_sha256=manifest.content.sha256,
-            actor=ws.actor,
-            expires_at=lease.expires_at,
-        )
-        await self.checkouts.add(scope_of(ws), record)
+        scope = scope_of(ws)
+        try:
+            # The head is read once the lease is held: whoever committed before it was granted
+            # had let go of the file, so this is the head nobody else may move while it's held.
+            # Every lease taken for a person's work reads its base so (ADR-0015): an editor's
+            # lock (WOPI, WebDAV) too.
+            version, manifest = await self.manifest(ws, artifact_id)
+            record = Checkout(
+                id=checkout_id,
+                artifact_id=artifact_id,
+                base_version=version,
+                base_sha256=manifest.content.sha256,
+                actor=ws.actor,
+                expires_at=lease.expires_at,
+            )
+            await self.checkouts.add(scope, record)
+        except BaseException:
+            await self.leases.release(scope, artifact_id, holder)
+            raise
         return record
 
     @log.logged("extended")
     async def extend(self, ws: Workspace, checkout_id: str) -> Checkout:
         """Extend a check-out by ``checkout_ttl`` from now, by acquiring its lease again.
 
-        The lease is taken first, then the record extended only if it is still open: an
-        extend that lost to a check-in or a discard lets go of the lease at once, so an ended
-        check-out never keeps the file (ADR-0009).
+        The lease is taken first, then the head read and the record extended only if it is
+        still open: an extend that lost to a check-in or a discard lets go of the lease at
+        once, so an ended check-out never keeps the file (ADR-0009); one whose lease lapsed
+        while someone changed the file lets go too, since its check-in can only be a proposal
+        (ADR-0015).
 
         Raises:
             NotFound: If there is no such check-out, or its artifact is hidden.
             Forbidden: If it is someone else's, or the actor may no longer edit the file.
             NotEnabled: If the app is off here.
             InvalidState: If it was checked in or discarded.
+            CheckoutOutdated: If it lapsed and someone changed the file since.
             ArtifactBusy: If it lapsed and someone else holds the file now.
         """
         record = await self.checkout(ws, checkout_id)
@@ -140,10 +150,13 @@ class CheckOut(ServiceBase):
         lease = await hold_artifact(
             ws, self.leases, record.artifact_id, holder=record.holder, ttl=self._checkout_ttl
         )
-        if not await self.checkouts.extend(scope, checkout_id, lease.expires_at):
-            await self.leases.release(scope, record.artifact_id, record.holder)
-            raise _ended(checkout_id, await self.checkouts.get(scope, checkout_id))
-        return record.model_copy(update={"expires_at": lease.expires_at})
+        version, _ = await self.manifest(ws, record.artifact_id)
+        if version == record.base_version and await self.checkouts.extend(
+            scope, checkout_id, lease.expires_at
+        ):
+            return record.model_copy(update={"expires_at": lease.expires_at})
+        await self.leases.release(scope, record.artifact_id, record.holder)
+        raise _ended(checkout_id, await self.checkouts.get(scope, checkout_id), version)
 
     @log.logged("discarded")
     async def discard(self, ws: Workspace, checkout_id: str) -> None:
@@ -178,10 +191,14 @@ class CheckOut(ServiceBase):
         log.record("discarded", ws, {**ended, "holder": record.holder})
 
 
-def _ended(checkout_id: str, record: Checkout | None) -> NotFound | InvalidState:
-    """Return the refusal for acting on a check-out that ended (or is gone)."""
+def _ended(
+    checkout_id: str, record: Checkout | None, version: int | None = None
+) -> NotFound | InvalidState:
+    """Return the refusal for extending a check-out that ended, is gone, or is out of date."""
     if record is None:
         return NotFound("checkout", checkout_id)
+    if record.state == "open" and version is not None:
+        return CheckoutOutdated(checkout_id, record.base_version, version)
     how = "checked in" if record.state == "checked_in" else "discarded"
     by = "" if record.ended_by is None else f" by {record.ended_by.participant}"
     at = "" if record.ended_at is None else f" at {rfc3339(record.ended_at)}"

@@ -62,7 +62,8 @@ class Edit(ServiceBase):
         """Run a batch of the app's commands on a version and commit the result.
 
         The edit holds the file for ``edit_ttl`` (``edit:<uuid>``) while the app runs and the
-        revision commits. An agent's edit becomes a proposal; a person's commits. A batch that
+        revision commits, and checks its base against the head again once the file is held
+        (ADR-0015). An agent's edit becomes a proposal; a person's commits. A batch that
         changes nothing (the fingerprint is the base's) makes no revision.
 
         Raises:
@@ -74,6 +75,7 @@ class Edit(ServiceBase):
             ArtifactBusy: If someone holds it: a person's check-out or another edit.
             AppRefused: If the app refuses a command.
             AppFailure: If the app times out, crashes or finds the file too large.
+            ServiceBusy: If too many files are being read at once (ADR-0015).
         """
         batch = tuple(commands)
         version, manifest = await self.manifest(ws, artifact_id)
@@ -89,6 +91,11 @@ class Edit(ServiceBase):
         # The manifest read proved the file there and visible: the lease needs no second look.
         await hold_artifact(ws, self.leases, artifact_id, holder=holder, ttl=self._edit_ttl)
         try:
+            # The head again, under the lease: someone may have committed and let go of the
+            # file since the first read, and the app must not run on a version already gone.
+            version, manifest = await self.manifest(ws, artifact_id)
+            if base_version != version:
+                raise VersionConflict(artifact_id, base=base_version, head=version)
             return await self._edit(ws, artifact_id, version, manifest, batch, summary, thread_id)
         finally:
             await self.leases.release(scope_of(ws), artifact_id, holder)
@@ -110,16 +117,18 @@ class Edit(ServiceBase):
             "artifactr.files.content.sha256": manifest.content.sha256,
             BYTES_IN: len(source),
         }
-        with self._telemetry.operation("apply", scoped, attributes) as span:
-            edited = await self.app.apply(
-                source, batch, deadline=self._deadline, author=ws.actor.display_name
-            )
-            span.set_attributes(self._about(edited.inspection))
-            span.set_attribute("artifactr.files.bytes.out", len(edited.content))
-        try:
-            printed = await asyncio.to_thread(fingerprint, edited.content, limits=self._limits)
-        except UnsafeFile as unsafe:
-            raise AppCrashed(f"the app saved a package that can't be read: {unsafe}") from unsafe
+        async with self.jobs.turn():
+            with self._telemetry.operation("apply", scoped, attributes) as span:
+                edited = await self.app.apply(
+                    source, batch, deadline=self._deadline, author=ws.actor.display_name
+                )
+                span.set_attributes(self._about(edited.inspection))
+                span.set_attribute("artifactr.files.bytes.out", len(edited.content))
+            try:
+                printed = await asyncio.to_thread(fingerprint, edited.content, limits=self._limits)
+            except UnsafeFile as unsafe:
+                message = f"the app saved a package that can't be read: {unsafe}"
+                raise AppCrashed(message) from unsafe
         if printed == manifest.fingerprint:
             return Unchanged(artifact_id=artifact_id, version=version)
         blobs, [commands] = await self._put_all(

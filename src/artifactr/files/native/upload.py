@@ -51,16 +51,19 @@ class Upload(ServiceBase):
             FileTooLarge: If the stream is over the size limit.
             UnsafeFile: If the file is not a package or is hostile.
             AppFailure: If the app can't read it.
+            ServiceBusy: If too many files are being read at once (ADR-0015).
         """
         await self._require_enabled(ws)
         name = clean_text(name)
         artifact_type = self._type_for(name, media_type)
         media = media_type or next(iter(sorted(artifact_type.formats)))
+        self.jobs.admit()  # a full queue refuses before the body is read
         incoming = await spool(data, limit=self._max_size)
         try:
-            printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
             artifact_id = new_artifact_id()
-            inspection = await self._inspect(ws, artifact_id, incoming)
+            async with self.jobs.turn():
+                printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
+                inspection = await self._inspect(ws, artifact_id, incoming)
             blobs, _ = await self._put_all(ws, artifact_id, incoming, media, inspection, printed)
         finally:
             incoming.close()

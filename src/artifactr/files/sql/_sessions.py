@@ -2,10 +2,12 @@
 
 Every adapter's transaction sets the scope's tenant as it begins, as artifactr's
 :class:`~artifactr.sql.tenancy.TenantSession` does, so PostgreSQL's row-level security holds
-when the application connects as a role that owns nothing (RFC-0003). The time comes from the
-database unless a clock is injected, so processes whose clocks disagree still agree on a lease.
-And every database call runs to its end even if its caller is cancelled: a statement abandoned
-half-way can keep SQLite's write lock, or an engine's only connection.
+when the application connects as a role that owns nothing (RFC-0003); and on an engine an
+adapter was given, a tenant that anything set for a whole session is reset as each connection
+goes back to the pool, so no connection carries a tenant to its next user (ADR-0015). The time
+comes from the database unless a clock is injected, so processes whose clocks disagree still
+agree on a lease. And every database call runs to its end even if its caller is cancelled: a
+statement abandoned half-way can keep SQLite's write lock, or an engine's only connection.
 """
 
 import asyncio
@@ -17,11 +19,13 @@ from types import CoroutineType
 from typing import Any
 
 from artifactr.sql.tenancy import SETTING
-from sqlalchemy import Double, literal, select, text
+from sqlalchemy import Double, event, literal, select, text
 from sqlalchemy.dialects import postgresql as postgres
 from sqlalchemy.dialects import sqlite
+from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.pool import PoolResetState
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.functions import FunctionElement
 
@@ -93,6 +97,9 @@ class Sessions:
     def __init__(self, engine: AsyncEngine, clock: Clock | None = None) -> None:
         self._engine = engine
         self._clock = clock
+        pool = engine.sync_engine.pool
+        if engine.dialect.name == "postgresql" and not event.contains(pool, "reset", _no_tenant):
+            event.listen(pool, "reset", _no_tenant)
 
     @contextlib.asynccontextmanager
     async def begin(self, tenant_id: str) -> AsyncGenerator[AsyncConnection]:
@@ -136,6 +143,29 @@ async def _enter(connection: AsyncConnection, tenant_id: str) -> None:
 
 
 _SET_TENANT = text("SELECT set_config(:setting, :tenant, true)")
+
+_RESET_TENANT = f"RESET {SETTING}"
+
+
+def _no_tenant(connection: DBAPIConnection, record: object, state: PoolResetState) -> None:
+    """Reset the session's tenant as a PostgreSQL connection goes back to the pool.
+
+    The transaction is rolled back first, as the pool would, and the reset runs outside any
+    transaction, so no rollback undoes it. A connection being thrown away, or collected
+    outside the event loop, is left alone: it never serves anyone again.
+    """
+    del record
+    if state.terminate_only or not state.asyncio_safe:
+        return
+    connection.rollback()
+    autocommit = connection.autocommit
+    connection.autocommit = True
+    try:
+        cursor = connection.cursor()
+        cursor.execute(_RESET_TENANT)
+        cursor.close()
+    finally:
+        connection.autocommit = autocommit
 
 
 async def to_the_end[T](call: Awaitable[T]) -> T:

@@ -38,9 +38,11 @@ caller's deadline is what's tested.
 import asyncio
 import io
 import math
+import multiprocessing
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Final, Literal, cast
 
 from pydantic import JsonValue
 
@@ -69,6 +71,7 @@ from artifactr.files.core.app_port import (
     Source,
 )
 from artifactr.files.core.errors import (
+    AppFailure,
     AppRefused,
     AppTimeout,
     AppTooLarge,
@@ -170,6 +173,9 @@ class FakeApp:
             ``AppTooLarge`` as soon as they are met, before they take memory.
         author: Who edits when ``apply`` names nobody.
         clock: The time it stamps saves, changes and comments with.
+        processes: Parse in a child process a job (``forkserver``), killed at the deadline,
+            rather than in a thread of this one: a server's event loop then never waits on
+            the parse, and the parse's memory goes back when the job ends (ADR-0015).
     """
 
     def __init__(
@@ -182,8 +188,10 @@ class FakeApp:
         max_elements: int = DEFAULT_MAX_ELEMENTS,
         author: str = DEFAULT_AUTHOR,
         clock: Callable[[], datetime] = _utc_now,
+        processes: bool = False,
     ) -> None:
         self._name = name
+        self._processes = processes
         self._fail: dict[Operation, FailureKind] = dict(fail or {})
         self._pending: list[tuple[Operation | None, FailureKind]] = []
         self._delay = delay
@@ -230,20 +238,36 @@ class FakeApp:
             )
         return deadline - self._delay
 
-    async def _off_loop[T](self, seconds: float, work: Callable[[Budget], T]) -> T:
-        """Run ``work`` in a thread, so the event loop goes on; stop it at the deadline.
+    def __getstate__(self) -> dict[str, object]:
+        """Return what a job in another process needs: the settings, not the clock or plans."""
+        state = dict(self.__dict__)
+        state.update(_clock=_utc_now, _pending=[], _fail={}, last_results=())
+        return state
+
+    async def _off_loop[*A, T](
+        self, seconds: float, work: Callable[[Budget, *A], T], *args: *A
+    ) -> T:
+        """Run ``work`` off the event loop, so it goes on; stop it at the deadline.
 
         Parsing a large file takes seconds of CPU: on the loop it would stall every other
-        request. At the deadline the call raises :class:`AppTimeout`, and the thread, which
-        can't be killed, stops at its next mebibyte of XML.
+        request. In a thread (the default), the interpreter's lock is still shared with the
+        loop; at the deadline the call raises :class:`AppTimeout`, and the thread, which can't
+        be killed, stops at its next mebibyte of XML. In a child process (``processes``), the
+        loop shares nothing with it, and the child is killed at the deadline.
         """
         budget = Budget(self._max_elements)
-        try:
-            async with asyncio.timeout(seconds):
-                return await asyncio.to_thread(work, budget)
-        except TimeoutError:
-            budget.stop()
-            raise AppTimeout(f"the fake app did not answer within {seconds:g} s") from None
+        if self._processes:
+            outcome = await _in_a_process(seconds, work, args, budget)
+        else:
+            try:
+                async with asyncio.timeout(seconds):
+                    outcome = await asyncio.to_thread(_job, work, args, budget)
+            except TimeoutError:
+                budget.stop()
+                outcome = _Outcome(failure=("timeout", _late(seconds)))
+        if outcome.failure is not None:
+            raise failure_of(*outcome.failure)
+        return cast(T, outcome.value)
 
     def _open(self, source: Source, budget: Budget) -> Document:
         return Document(Package(source, max_inflated=8 * self._max_size, budget=budget))
@@ -269,16 +293,21 @@ class FakeApp:
         who = (author or "").strip() or self._author
         now = self._clock().astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
-        def work(budget: Budget) -> Edited:
-            document = self._open(source, budget)
-            session = Session(document, Track(who, now))
-            results = tuple(self._run(session, command) for command in commands)
-            stamp_core(document.package, who, now)
-            content = document.package.save()
-            self.last_results = results
-            return Edited(content=content, inspection=self._inspect(content, budget.again()))
+        edited, self.last_results = await self._off_loop(
+            left, self._apply, source, tuple(commands), who, now
+        )
+        return edited
 
-        return await self._off_loop(left, work)
+    def _apply(
+        self, budget: Budget, source: bytes, commands: Sequence[AppCommand], who: str, now: str
+    ) -> tuple[Edited, tuple[dict[str, JsonValue], ...]]:
+        document = self._open(source, budget)
+        session = Session(document, Track(who, now))
+        results = tuple(self._run(session, command) for command in commands)
+        stamp_core(document.package, who, now)
+        content = document.package.save()
+        inspection = self._inspect(content, budget.again())
+        return Edited(content=content, inspection=inspection), results
 
     def _run(self, session: Session, command: AppCommand) -> dict[str, JsonValue]:
         spec = COMMANDS.get(command.command)
@@ -297,7 +326,13 @@ class FakeApp:
             AppFailure: As :meth:`apply`.
         """
         left = await self._enter("inspect", source, deadline)
-        return await self._off_loop(left, lambda budget: self._inspect(source, budget))
+        if self._processes and not isinstance(source, bytes):
+            source.seek(0)
+            source = source.read()  # a child process is sent the bytes
+        return await self._off_loop(left, self._inspect_job, source)
+
+    def _inspect_job(self, budget: Budget, source: Source) -> Inspection:
+        return self._inspect(source, budget)
 
     def _inspect(self, source: Source, budget: Budget) -> Inspection:
         document = self._open(source, budget)
@@ -359,16 +394,16 @@ class FakeApp:
         if not math.isfinite(scale):
             raise bad("`scale` must be a number")
 
-        def work(budget: Budget) -> bytes:
-            document = self._open(source, budget)
-            paragraphs = document.paragraphs()
-            lines = layout([document.text(paragraph.element) for paragraph in paragraphs])
-            if not 1 <= page <= page_count(lines):
-                raise AppRefused(f"no page {page}")
-            shown = lines[(page - 1) * LINES_PER_PAGE : page * LINES_PER_PAGE]
-            return png(shown, min(max(scale, 0.1), 4.0))
+        return await self._off_loop(left, self._render, source, page, scale)
 
-        return await self._off_loop(left, work)
+    def _render(self, budget: Budget, source: bytes, page: int, scale: float) -> bytes:
+        document = self._open(source, budget)
+        paragraphs = document.paragraphs()
+        lines = layout([document.text(paragraph.element) for paragraph in paragraphs])
+        if not 1 <= page <= page_count(lines):
+            raise AppRefused(f"no page {page}")
+        shown = lines[(page - 1) * LINES_PER_PAGE : page * LINES_PER_PAGE]
+        return png(shown, min(max(scale, 0.1), 4.0))
 
     async def commands(self, query: str = "") -> Sequence[CommandSpec]:
         """Return FakeApp's commands whose id or label contains ``query``, in any case."""
@@ -378,3 +413,50 @@ class FakeApp:
             for c in CATALOG
             if wanted in c.id.lower() or wanted in c.label.lower()
         ]
+
+
+# ─── a job, in a thread or a child process ────────────────────────────────────
+
+
+_CONTEXT: Final = multiprocessing.get_context("forkserver")
+"""How a child process is started: forked from a server that imported FakeApp once."""
+
+_CONTEXT.set_forkserver_preload([__name__])
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """What a job did: its value, or how it failed and why."""
+
+    value: object = None
+    failure: tuple[FailureKind, str] | None = None
+
+
+def _job[*A](work: Callable[[Budget, *A], object], args: tuple[*A], budget: Budget) -> _Outcome:
+    """Run a job; return its value or its failure, which crosses a process as plain data."""
+    try:
+        return _Outcome(value=work(budget, *args))
+    except AppFailure as failure:
+        return _Outcome(failure=(failure.kind, failure.reason))
+
+
+async def _in_a_process[*A](
+    seconds: float, work: Callable[[Budget, *A], object], args: tuple[*A], budget: Budget
+) -> _Outcome:
+    """Run a job in a child process of its own; kill it at the deadline.
+
+    A child that dies without an answer (killed for its memory) is answered at the deadline.
+    """
+    pool = _CONTEXT.Pool(1, maxtasksperchild=1)
+    try:
+        pending = pool.apply_async(_job, (work, args, budget))
+        try:
+            return await asyncio.to_thread(pending.get, max(seconds, 0.0))
+        except multiprocessing.TimeoutError:
+            return _Outcome(failure=("timeout", _late(seconds)))
+    finally:
+        await asyncio.to_thread(pool.terminate)
+
+
+def _late(seconds: float) -> str:
+    return f"the fake app did not answer within {seconds:g} s"

@@ -107,6 +107,10 @@ class Budget:
         """Stop the parse at its next chunk: the caller gave up on it."""
         self._stopped.set()
 
+    def __reduce__(self) -> tuple[type["Budget"], tuple[int]]:
+        """Pickle as a fresh budget of the same limit: a job sent to another process."""
+        return (Budget, (self.limit,))
+
     def again(self) -> "Budget":
         """Return a full budget for another file, stopped when this one is."""
         budget = Budget(self.limit)

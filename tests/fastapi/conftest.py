@@ -11,6 +11,7 @@ from artifactr import AgentActor, UserActor, Workspaces
 from artifactr.core import Actor, Visibility
 from artifactr.fastapi import Unauthorized
 from artifactr.sql import SqlStorage, migrate
+from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.requests import HTTPConnection
 
@@ -21,7 +22,6 @@ from artifactr.files.fastapi.router import files_router
 from artifactr.files.native import NativeFiles
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
-from fastapi import FastAPI
 from tests.clock import Clock
 from tests.documents import build_docx
 

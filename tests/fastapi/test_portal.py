@@ -14,6 +14,7 @@ from datetime import timedelta
 import httpx2
 import pytest
 from artifactr import AgentActor, UserActor
+from fastapi import FastAPI
 
 from artifactr.files.core.app_port import AppCommand
 from artifactr.files.fastapi.portal import (
@@ -26,7 +27,6 @@ from artifactr.files.fastapi.portal import (
 )
 from artifactr.files.fastapi.router import files_router
 from artifactr.files.native.diff import DiffLimits
-from fastapi import FastAPI
 from tests.documents import build_docx
 from tests.fastapi.conftest import ALICE, BOB, MALLORY, WORKSPACE, Api, resolve_actor
 

@@ -94,7 +94,7 @@ FIND_COMMANDS: Final = ToolWording(
 EDIT_NATIVE: Final = ToolWording(
     "edit_native",
     "Edit a native file with one batch of the app's commands, run in order.\n\n"
-    "The batch runs as one session of the app, on `base_version`, which must be the\n"
+    "The batch runs as one edit by the app, on `base_version`, which must be the\n"
     "file's version now. If the app refuses a command, the batch changes nothing. Your edit\n"
     "may become a proposal for a person to review. If a person has the file checked out,\n"
     "you are told who and until when, and nothing is changed.",

@@ -21,8 +21,8 @@ same engine::
     )
 
 The tables are ``artifactr_files_*``, their primary keys start with the tenant and the
-workspace, and on PostgreSQL each has artifactr's row-level security policy. Every session is a
-tenant session, so connecting as an ``application_role`` keeps each tenant to its own rows.
+workspace, and on PostgreSQL each has artifactr's row-level security policy. Every transaction
+sets its tenant, so connecting as an ``application_role`` keeps each tenant to its own rows.
 Bytes live in 1 MiB chunk rows: puts and reads stream, in memory that does not grow with the
 file.
 """

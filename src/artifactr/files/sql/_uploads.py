@@ -21,7 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from artifactr.files.core.blobs import CHUNK_SIZE, Hashing
 from artifactr.files.core.manifests import Blob
-from artifactr.files.sql._sessions import DatabaseNow, upsert_into
+from artifactr.files.sql._connections import DatabaseNow, upsert_into
 from artifactr.files.sql._where import blob_row, orphaned_chunks, stored_blob
 from artifactr.files.sql.tables import BlobRow, ChunkRow
 

@@ -32,9 +32,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from artifactr.files.core.blobs import Hashing
 from artifactr.files.core.clock import Clock
 from artifactr.files.core.manifests import Blob
+from artifactr.files.sql._connections import TenantConnections, finished, to_the_end
 from artifactr.files.sql._feed import LINGER, Feed, Item
 from artifactr.files.sql._feed import QUEUE_ROWS as QUEUE_ROWS
-from artifactr.files.sql._sessions import Sessions, finished, to_the_end
 from artifactr.files.sql._uploads import (
     Upload,
     attach,
@@ -81,7 +81,7 @@ class SqlBlobs:
     """
 
     def __init__(self, engine: AsyncEngine, *, clock: Clock | None = None) -> None:
-        self._sessions = Sessions(engine, clock)
+        self._connections = TenantConnections(engine, clock)
 
     async def put(
         self,
@@ -131,9 +131,9 @@ class SqlBlobs:
         self, scope: Scope, artifact_id: str, whole: Sequence[tuple[Sequence[bytes], Blob]]
     ) -> list[Blob]:
         """Store blobs whose every row and digest are known, in one transaction."""
-        now = self._sessions.stamp()
+        now = self._connections.stamp()
         if whole:
-            async with self._sessions.begin(scope.tenant_id) as connection:
+            async with self._connections.begin(scope.tenant_id) as connection:
                 await upsert(connection, scope, artifact_id, whole, now)
         return [blob for _, blob in whole]
 
@@ -145,8 +145,8 @@ class SqlBlobs:
         stream fell :data:`LINGER` behind (or :data:`TRANSACTION_ROWS` were written): the put
         then waits for more outside any transaction.
         """
-        now = self._sessions.stamp()
-        async with self._sessions.begin(upload.scope.tenant_id) as connection:
+        now = self._connections.stamp()
+        async with self._connections.begin(upload.scope.tenant_id) as connection:
             await claim(connection, upload, now)
             written = 0
             while isinstance(item, bytes):
@@ -168,13 +168,13 @@ class SqlBlobs:
     @finished
     async def _discard(self, upload: Upload) -> None:
         scope = upload.scope
-        async with self._sessions.begin(scope.tenant_id) as connection:
+        async with self._connections.begin(scope.tenant_id) as connection:
             await drop(connection, scope, upload.id, BlobRow.sha256.is_(None))
 
     @finished
     async def get(self, scope: Scope, artifact_id: str, sha256: str) -> bytes | None:
         """Return a blob's bytes whole, or None (:meth:`~artifactr.files.core.blobs.Blobs.get`)."""
-        async with self._sessions.read(scope.tenant_id) as connection:
+        async with self._connections.read(scope.tenant_id) as connection:
             found = await connection.execute(
                 select(BlobRow.size, ChunkRow.data)
                 .select_from(BlobRow)
@@ -193,7 +193,7 @@ class SqlBlobs:
     @finished
     async def stat(self, scope: Scope, artifact_id: str, sha256: str) -> Blob | None:
         """Return a blob's record, or None; see :meth:`artifactr.files.core.blobs.Blobs.stat`."""
-        async with self._sessions.read(scope.tenant_id) as connection:
+        async with self._connections.read(scope.tenant_id) as connection:
             found = await connection.execute(
                 select(BlobRow.size, BlobRow.media_type).where(
                     *stored_blob(scope, artifact_id, sha256)
@@ -263,7 +263,7 @@ class SqlBlobs:
             NotFound: If the blob is gone, or a row is missing (a damaged store).
         """
         key = (artifact_id, sha256)
-        async with self._sessions.read(scope.tenant_id) as connection:
+        async with self._connections.read(scope.tenant_id) as connection:
             if connection.dialect.name == "sqlite":
                 start, count, late = await _cursor(connection, rows, scope, key, start)
             else:
@@ -305,7 +305,7 @@ class SqlBlobs:
     async def _candidates(
         self, scope: Scope, before: datetime
     ) -> Sequence[tuple[str, str, str | None]]:
-        async with self._sessions.read(scope.tenant_id) as connection:
+        async with self._connections.read(scope.tenant_id) as connection:
             found = await connection.execute(
                 select(BlobRow.id, BlobRow.artifact_id, BlobRow.sha256).where(
                     *scoped(scope), BlobRow.put_at < before
@@ -315,7 +315,7 @@ class SqlBlobs:
 
     @finished
     async def _remove(self, scope: Scope, blob_id: str, before: datetime) -> Sequence[str | None]:
-        async with self._sessions.begin(scope.tenant_id) as connection:
+        async with self._connections.begin(scope.tenant_id) as connection:
             gone = await connection.execute(
                 delete(BlobRow)
                 .where(*blob_row(scope, blob_id), BlobRow.put_at < before)

@@ -9,8 +9,8 @@ save, so a batch that changes nothing keeps the fingerprint. A file without core
 them, related and typed, on its first save, which changes its fingerprint that once.
 
 Its commands are a small subset of WordCraft's, with WordCraft's ids, parameters and refusals,
-so one batch runs on both (``FakeApp().commands()`` lists them). A batch runs like one WordCraft
-session: the caret starts at the start of the first paragraph, commands act on the selection,
+so one batch runs on both (``FakeApp().commands()`` lists them). A batch runs as in WordCraft: the
+caret starts at the start of the first paragraph, commands act on the selection,
 and a refused command refuses the whole batch, which changes nothing::
 
     app = FakeApp()
@@ -45,7 +45,7 @@ from typing import Literal
 from pydantic import JsonValue
 
 from artifactr.files.apps.fake._body import Track
-from artifactr.files.apps.fake._commands import CATALOG, COMMANDS, Params, Session, bad
+from artifactr.files.apps.fake._commands import CATALOG, COMMANDS, Batch, Params, bad
 from artifactr.files.apps.fake._document import Document
 from artifactr.files.apps.fake._package import Package, stamp_core
 from artifactr.files.apps.fake._pages import (
@@ -271,8 +271,8 @@ class FakeApp:
 
         def work(budget: Budget) -> Edited:
             document = self._open(source, budget)
-            session = Session(document, Track(who, now))
-            results = tuple(self._run(session, command) for command in commands)
+            batch = Batch(document, Track(who, now))
+            results = tuple(self._run(batch, command) for command in commands)
             stamp_core(document.package, who, now)
             content = document.package.save()
             self.last_results = results
@@ -280,11 +280,11 @@ class FakeApp:
 
         return await self._off_loop(left, work)
 
-    def _run(self, session: Session, command: AppCommand) -> dict[str, JsonValue]:
+    def _run(self, batch: Batch, command: AppCommand) -> dict[str, JsonValue]:
         spec = COMMANDS.get(command.command)
         if spec is None:
             raise AppRefused(f"unknown command `{command.command}`")
-        return spec.run(session, Params(spec, command.params))
+        return spec.run(batch, Params(spec, command.params))
 
     async def inspect(self, source: Source, *, deadline: float = EDIT_DEADLINE) -> Inspection:
         """Return what FakeApp reads in a .docx: outline, text, review, pages, fingerprint.

@@ -1,8 +1,8 @@
 """WordCraft's process: ``wordcraft-cli mcp`` in a group of its own, over capped pipes (RFC-0003).
 
-A job's process starts in a fresh, empty working directory, in a session (so a process group)
-of its own, and whatever happens its whole group is killed with SIGKILL when the job ends.
-(Process groups make this POSIX only, as the worker is.)
+A job's process starts in a fresh, empty working directory, in a process group of its own,
+and whatever happens its whole group is killed with SIGKILL when the job ends. (Process groups
+make this POSIX only, as the worker is.)
 
 The pipes are this module's, not the SDK's ``stdio_client``: that transport reads lines of any
 length and stops a server gently (close stdin, wait, SIGTERM, wait), where a job must cap what it

@@ -1,4 +1,4 @@
-"""Sessions: tenant connections on a shared engine, the database's clock, calls that finish.
+"""Tenant connections on a shared engine, the database's clock, calls that finish.
 
 Every adapter's transaction sets the scope's tenant as it begins, as artifactr's
 :class:`~artifactr.sql.tenancy.TenantSession` does, so PostgreSQL's row-level security holds
@@ -79,11 +79,11 @@ def upsert_into(table: type[Base], dialect: str) -> postgres.Insert | sqlite.Ins
     return (postgres.insert if dialect == "postgresql" else sqlite.insert)(table)
 
 
-class Sessions:
+class TenantConnections:
     """Tenant connections on an engine, and the time on the engine's (or an injected) clock.
 
-    A connection is SQLAlchemy Core's, not an ORM session: the adapters write rows by statement,
-    and a session's unit of work would only add its cost to every short transaction.
+    A connection is SQLAlchemy Core's, not an ORM unit of work: the adapters write rows by
+    statement, and a unit of work would only add its cost to every short transaction.
 
     Args:
         engine: The database. It is shared, never disposed of here.
@@ -126,7 +126,7 @@ class Sessions:
 
 
 async def _enter(connection: AsyncConnection, tenant_id: str) -> None:
-    """Tell PostgreSQL the transaction's tenant, as artifactr's tenant sessions do.
+    """Tell PostgreSQL the transaction's tenant, as artifactr's tenant transactions do.
 
     The setting lasts for the transaction only, so a pooled connection never carries a tenant
     into its next one. SQLite has no row-level security: there is nothing to set.

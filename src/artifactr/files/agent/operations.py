@@ -32,6 +32,7 @@ from artifactr.workspace import Workspace
 
 from artifactr.files.agent import wording
 from artifactr.files.core.app_port import AppCommand
+from artifactr.files.core.checkouts import Holder, parse_holder
 from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.errors import AppFailure, AppRefused
 from artifactr.files.core.leases import ArtifactBusy, ArtifactLease, scope_of
@@ -191,9 +192,10 @@ async def edit_native(
                 thread_id=thread_id,
             )
     except ArtifactBusy as busy:
-        if busy.lease is None or not busy.lease.holder.startswith("checkout:"):
+        held = None if busy.lease is None else parse_holder(busy.lease.holder)
+        if busy.lease is None or held is None:
             raise  # another agent's edit, or none by now: a retry, in seconds
-        return await _checked_out(ws, files, busy.lease)
+        return await _checked_out(ws, files, busy.lease, held)
     if isinstance(outcome, Unchanged):
         return wording.unchanged(artifact_id, outcome.version)
     return outcome
@@ -261,9 +263,12 @@ def _app_failures(doing: str) -> Generator[None]:
         raise CallFailed(wording.app_failed(doing, failure.kind, failure.reason)) from failure
 
 
-async def _checked_out(ws: Workspace, files: NativeFiles, lease: ArtifactLease) -> str:
+async def _checked_out(
+    ws: Workspace, files: NativeFiles, lease: ArtifactLease, held: Holder
+) -> str:
     """Return the answer to an edit of a file a person has checked out."""
-    checkout_id, _, participant = lease.holder.removeprefix("checkout:").partition(":")
-    record = await files.checkouts.get(scope_of(ws), checkout_id)
-    who = participant if record is None else f"{record.actor.display_name} ({participant})"
+    record = await files.checkouts.get(scope_of(ws), held.checkout_id)
+    who = held.participant
+    if record is not None:
+        who = f"{record.actor.display_name} ({held.participant})"
     return wording.checked_out(lease.artifact_id, who, rfc3339(lease.expires_at))

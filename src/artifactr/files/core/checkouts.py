@@ -19,7 +19,7 @@ conditional update of the one record, which is where racing calls decide:
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from artifactr.core import Actor
 from artifactr.workspace import Scope
@@ -93,6 +93,22 @@ class Checkout(BaseModel):
 def holder_of(checkout_id: str, actor: Actor) -> str:
     """Return a check-out's lease holder."""
     return f"checkout:{checkout_id}:{actor.participant}"
+
+
+class Holder(NamedTuple):
+    """Who a check-out's lease holder names: the check-out, and its participant."""
+
+    checkout_id: str
+    participant: str
+
+
+def parse_holder(holder: str) -> Holder | None:
+    """Return the check-out a lease holder names, or None if another holds it (an edit)."""
+    kind, _, rest = holder.partition(":")
+    if kind != "checkout":
+        return None
+    checkout_id, _, participant = rest.partition(":")
+    return Holder(checkout_id, participant)
 
 
 class Checkouts(Protocol):

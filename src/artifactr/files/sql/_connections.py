@@ -1,11 +1,8 @@
 """Tenant connections on a shared engine, the database's clock, calls that finish.
 
-Every adapter's transaction sets the scope's tenant as it begins, as artifactr's
-:class:`~artifactr.sql.tenancy.TenantSession` does, so PostgreSQL's row-level security holds
-when the application connects as a role that owns nothing (RFC-0003). The time comes from the
-database unless a clock is injected, so processes whose clocks disagree still agree on a lease.
-And every database call runs to its end even if its caller is cancelled: a statement abandoned
-half-way can keep SQLite's write lock, or an engine's only connection.
+Every transaction sets the scope's tenant as it begins, so PostgreSQL's row-level security
+holds. The time is the database's unless a clock is injected. Every database call runs to its end
+even if its caller is cancelled, so no statement is abandoned holding a lock or a connection.
 """
 
 import asyncio

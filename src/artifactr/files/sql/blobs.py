@@ -1,22 +1,14 @@
 """SQL blobs: native files' bytes in chunk rows, on SQLAlchemy (RFC-0003).
 
-A put streams. A feeder task (:mod:`._feed`) reads the caller's stream, hashes and counts it,
-and cuts it into rows of :data:`~artifactr.files.core.blobs.CHUNK_SIZE`, a few rows ahead of the
-database; meanwhile the put writes the rows under a fresh upload id (:mod:`._uploads`), so
-hashing overlaps the writes. A transaction writes rows as they come, up to
-:data:`TRANSACTION_ROWS`, and commits as soon as the next row is more than :data:`LINGER` away:
-it is never held open across a slow stream (SQLite has one connection and one writer), yet a
-fast one is written in few commits.
+A put streams: a feeder (:mod:`._feed`) hashes the caller's stream and cuts it into rows of
+:data:`~artifactr.files.core.blobs.CHUNK_SIZE` while the put writes them under a fresh upload id
+(:mod:`._uploads`), in transactions of up to :data:`TRANSACTION_ROWS` that never wait on a slow
+stream longer than :data:`LINGER`. The last transaction names the upload with its digest, or
+drops it when the artifact already holds those bytes. An upload that dies half-way is seen by no
+read, and :meth:`SqlBlobs.collect` removes it.
 
-Only at the end is the digest known: then the last transaction names the upload with it, or, if
-the same bytes are already stored for the artifact, refreshes that blob's put time and drops
-the upload. A put that dies half-way leaves an upload without a digest, which no read sees and
-:meth:`SqlBlobs.collect` removes once it is old enough.
-
-Reads stream too, from one query while the caller keeps up (and again from where they stopped
-when it falls :data:`LINGER` behind), and get every chunk of a blob or raise: a blob collected
-while it is read is never silently cut short. The render cache is
-:class:`~artifactr.files.sql.renders.SqlRenders`.
+Reads stream and get every chunk of a blob or raise: a blob collected while it is read is never
+cut short.
 """
 
 import asyncio

@@ -1,14 +1,9 @@
-"""SQL check-outs: the records of people's check-outs, in ``artifactr_files_checkouts`` (RFC-0003).
+"""SQL check-outs: the records of people's check-outs, in ``artifactr_files_checkouts``.
 
-A record keeps what a check-in needs and must not take from the upload: the artifact, the base
-version and digest it was made from, and who made it. The actor is stored as the JSON of
-artifactr's ``Actor`` union and read back as the same model. ``created_at`` is the database's
-time; it orders the open check-outs, oldest first.
-
-A record outlives its end (ADR-0009). Every change is one conditional ``UPDATE`` of its row in
-one transaction, then a read of the row as it stands: on PostgreSQL an ``UPDATE`` that waited
-for another transaction re-checks its condition on the row that transaction left, and SQLite
-runs one writer at a time, so two racing calls never both win.
+A record keeps the artifact, the base version and digest, and the actor (as the JSON of
+artifactr's ``Actor`` union); ``created_at`` is the database's time and orders open check-outs.
+Every change is one conditional ``UPDATE`` and a read of the row as it stands, so two racing
+calls never both win, on PostgreSQL or SQLite.
 """
 
 from collections.abc import Sequence

@@ -1,13 +1,8 @@
 """SQL leases: one writer at a time on a native file, across processes (RFC-0003).
 
-One row per artifact in ``artifactr_files_leases`` holds the holder and the expiry. Acquiring
-is one statement: insert the row, or, where it exists, take it over only if the holder is the
-same or the lease has expired; no row back is the answer "busy". The statement is atomic on
-PostgreSQL (``INSERT … ON CONFLICT`` locks the row) and on SQLite (one writer at a time), so
-two processes never both hold a lease.
-
-The time is the database's, so processes need not agree on the clock; a clock passed in
-replaces it (tests move time with one). Expiries are timezone-aware UTC.
+One row per artifact holds the holder and the expiry. Acquiring is one atomic statement: insert
+the row, or take it over only from the same holder or an expired lease; no row back means busy.
+The time is the database's unless a clock is passed; expiries are aware UTC.
 """
 
 from datetime import timedelta

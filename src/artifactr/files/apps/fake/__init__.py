@@ -1,20 +1,15 @@
 """FakeApp: an App that edits real .docx bytes with the standard library, for tests (RFC-0003).
 
-:class:`FakeApp` implements :class:`~artifactr.files.core.app_port.App` in process,
-deterministically, with no binary to install: application developers use it in their own tests, and
-this package's tests and demo run on it. It edits the file itself (zip and WordprocessingML,
-:mod:`._document`), so what it returns opens in Word and python-docx, and it saves as WordCraft
-does: only the parts a command changed are rewritten, and ``docProps/core.xml`` is stamped on every
-save, so a batch that changes nothing keeps the fingerprint. A file without core properties gains
-them, related and typed, on its first save, which changes its fingerprint that once.
+:class:`FakeApp` implements :class:`~artifactr.files.core.app_port.App` in process and
+deterministically: what it saves opens in Word and python-docx. It saves as WordCraft does: only
+the parts a command changed are rewritten, and ``docProps/core.xml`` is stamped on every save, so
+a batch that changes nothing keeps the fingerprint.
 
-Its commands are a small subset of WordCraft's, with WordCraft's ids, parameters and refusals,
-so one batch runs on both (``FakeApp().commands()`` lists them). A batch runs as in WordCraft: the
-caret starts at the start of the first paragraph, commands act on the selection,
-and a refused command refuses the whole batch, which changes nothing::
+Its commands are a subset of WordCraft's, with WordCraft's ids, parameters and refusals
+(``FakeApp().commands()``); a batch starts with the caret at the start of the document, and a
+refused command refuses the whole batch::
 
-    app = FakeApp()
-    edited = await app.apply(
+    edited = await FakeApp().apply(
         source,
         [
             AppCommand(command="select.text", params={"text": "Draft"}),
@@ -22,17 +17,10 @@ and a refused command refuses the whole batch, which changes nothing::
         ],
         author="Ada",
     )
-    app.last_results  # ({"paragraph": 0, "start": 0, "end": 5, "text": "Draft"}, ...)
 
-Each call parses and edits in a worker thread, so a large file never stalls the event loop,
-builds at most ``max_elements`` XML elements (:data:`DEFAULT_MAX_ELEMENTS`), so memory stays
-bounded, and answers :class:`~artifactr.files.core.errors.AppTimeout` at its deadline, when the
-thread is told to stop at its next mebibyte of XML.
-
-Tests make it fail on purpose: ``FakeApp(fail={"apply": "timeout"})`` fails every call of an
-operation, ``app.fail_next("crashed")`` only the next one; ``delay`` makes it slow and
-``max_size`` refuses large files. A timeout waits until the deadline before it raises, so the
-caller's deadline is what's tested.
+Each call parses in a worker thread, builds at most ``max_elements`` XML elements, and answers
+:class:`~artifactr.files.core.errors.AppTimeout` at its deadline. Tests make it fail on purpose
+(``fail=``, :meth:`FakeApp.fail_next`), slow (``delay``) or small (``max_size``).
 """
 
 import asyncio

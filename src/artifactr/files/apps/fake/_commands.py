@@ -1,10 +1,8 @@
 """FakeApp's commands: a subset of WordCraft's, run on a batch with a caret (RFC-0003).
 
-Each command has WordCraft's id, parameters and refusals (:data:`CATALOG`), so one batch runs on
-both. A :class:`Batch` is one batch's state, as WordCraft keeps it: the document, the
-caret and the selection (which start at the start of the first paragraph), and the flags
-(tracking changes, matching case). :class:`Params` checks a command's parameters as they are
-read, and refuses them as WordCraft does: ``bad parameters: ...``.
+Each command has WordCraft's id, parameters and refusals (:data:`CATALOG`). A :class:`Batch` is
+one batch's state: the document, the caret and selection, and the flags (tracking, matching
+case). :class:`Params` refuses bad parameters as WordCraft does: ``bad parameters: ...``.
 """
 
 import re

@@ -8,9 +8,10 @@ Refusals answer as artifactr's router does: ``{"detail": rejection.payload()}`` 
 rejection's status from ``STATUS_CODES`` (else 400). The package's own map to their own:
 :class:`~artifactr.files.core.errors.ArtifactBusy` 409 with the lease, ``NotEnabled`` 403,
 ``FileTooLarge`` 413, ``UnsafeFile`` and ``AppRefused`` 422, ``ContentDamaged`` 409, and a
-body's :class:`~artifactr.files.fastapi.bodies.MalformedForm` 400 and
-:class:`~artifactr.files.fastapi.bodies.FormRefused` 422; an app that times out is 504, one that
-crashes 502, and a file too large for the app 413.
+body's :class:`~artifactr.files.fastapi.bodies.MalformedForm` 400,
+:class:`~artifactr.files.fastapi.bodies.FormRefused` 422 and
+:class:`~artifactr.files.fastapi.bodies.UnsupportedMediaType` 415; an app that times out is
+504, one that crashes 502, and a file too large for the app 413.
 """
 
 import hashlib
@@ -67,6 +68,7 @@ STATUSES: Final = {
     "content_damaged": 409,
     "malformed_form": 400,
     "form_refused": 422,
+    "unsupported_media_type": 415,
 }
 """The HTTP status of each rejection's code; any other is 400."""
 

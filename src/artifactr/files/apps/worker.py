@@ -1,21 +1,14 @@
 """The worker adapter: the App port over HTTP, to the sandboxed worker service (RFC-0003).
 
 :class:`Worker` sends each call to the worker service (``worker/``), which screens the file and
-runs one app (its ``WORKER_APP``: WordCraft or LibreOffice) in its container, one job at a time.
-It is the adapter for files people upload. The adapter is named after the worker's app and
-refuses a result from a worker that runs another.
+runs its one app (``WORKER_APP``) in its container, a job at a time: the adapter for files people
+upload. It refuses a result from a worker that runs another app than it was told.
 
-The wire format is this module's, and the service imports it:
-
-- **Call.** ``POST /jobs`` with a bearer token and ``Content-Type:`` :data:`CONTENT_TYPE`: one
-  line of JSON (a :class:`Call`), a newline, then the file's bytes, streamed.
-- **Result.** 200, framed the same way: an :class:`Outcome`, a newline, then the saved file or
-  the PNG.
-- **Failure.** A :class:`Problem`: a typed ``failure`` (400, 413, 502, 504), ``unsafe`` (422,
-  with the screen's reason), or neither (401, and 503 with ``Retry-After``).
-
-Every reply and transport failure maps back to the typed failures a local adapter raises; a busy
-worker is asked again until the call's deadline (the job's plus :data:`SLACK`)::
+The wire format is this module's, and the service imports it: ``POST /jobs`` with a bearer token,
+a body of one JSON line (a :class:`Call`) then the file's bytes, streamed; a 200 framed the same
+way (an :class:`Outcome`, then the saved file or PNG); or a :class:`Problem` (a typed
+``failure``, or ``unsafe`` with the screen's reason). Every reply and transport failure maps back
+to the typed failures; a busy worker (503) is asked again until the deadline plus :data:`SLACK`::
 
     app = Worker("http://libreoffice-worker:8000", token=token, app="libreoffice")
 """

@@ -1,7 +1,7 @@
 """SQL renders: the cache of rendered pages, on SQLAlchemy (RFC-0003).
 
-A page is cached under its :class:`~artifactr.files.core.blobs.RenderKey`: the file's digest,
-the page, the scale and the app's build, in the scope it was rendered in.
+A page is cached under its :class:`~artifactr.files.core.renders.RenderKey` (the file's digest,
+the page, the scale and the app's build) in the scope it was rendered in.
 """
 
 import contextlib

@@ -150,8 +150,13 @@ async def serve_and_walk(out: Path, say: Say = print) -> Path:
     """Serve the application on a free port, walk through it, and stop it."""
     database = await asyncio.to_thread(_fresh, out / "contracts.db")
     port = _free_port()
+    native = FakeApp()
     config = uvicorn.Config(
-        create_app(database), host="127.0.0.1", port=port, log_config=None, access_log=False
+        create_app(database, app=native),
+        host="127.0.0.1",
+        port=port,
+        log_config=None,
+        access_log=False,
     )
     server = uvicorn.Server(config)
     serving = asyncio.create_task(server.serve())
@@ -161,6 +166,10 @@ async def serve_and_walk(out: Path, say: Say = print) -> Path:
                 raise RuntimeError("the application did not start") from serving.exception()
             await asyncio.sleep(0.02)
         say(f"serving the contracts application at http://127.0.0.1:{port} ({TENANT})")
+        say(
+            f"app: FakeApp ({native.name}), in process: contracts.create_app(app=...) takes "
+            "WordCraft's or LibreOffice's adapter instead"
+        )
         base_url = f"http://127.0.0.1:{port}"
         async with httpx2.AsyncClient(base_url=base_url, headers=ALICE, timeout=30) as client:
             return await walk(client, out, say)

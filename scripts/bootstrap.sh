@@ -9,8 +9,10 @@ find_python() {
   for candidate in "${UV_PYTHON:-}" "$(command -v python3.12 2>/dev/null || true)" \
     /root/.pyenv/versions/3.12*/bin/python3.12 "${PYENV_ROOT:-$HOME/.pyenv}"/versions/3.12*/bin/python3.12 \
     /usr/bin/python3.12 /usr/local/bin/python3.12; do
-    if [ -n "$candidate" ] && [ -x "$candidate" ] && "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then
-      echo "$candidate"
+    # The interpreter's own path, not a shim's (pyenv's): uv would take a shim for another
+    # interpreter than the one .venv was built on, and delete and rebuild .venv every time.
+    if [ -n "$candidate" ] && [ -x "$candidate" ] &&
+      "$candidate" -c 'import sys; assert sys.version_info[:2] == (3, 12); print(sys.executable)' 2>/dev/null; then
       return 0
     fi
   done
@@ -18,7 +20,12 @@ find_python() {
   return 1
 }
 
-PYTHON=$(find_python)
+# A built environment is reused: uv only checks it against the lock.
+if [ -x .venv/bin/python ] && .venv/bin/python -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null; then
+  PYTHON=$(.venv/bin/python -c 'import sys; print(sys._base_executable)')
+else
+  PYTHON=$(find_python)
+fi
 export UV_PYTHON="$PYTHON"
 UV=$(command -v uv 2>/dev/null || true)
 if [ -z "$UV" ] || ! "$UV" --version >/dev/null 2>&1; then

@@ -23,6 +23,7 @@ async def test_the_walkthrough_uploads_asks_accepts_checks_out_and_in_and_downlo
     told: list[str] = []
     final = await serve_and_walk(tmp_path, say=told.append)
     story = "\n".join(told)
+    assert told[1].startswith("app: FakeApp (fake), in process")
     assert "1. Alice uploads contract.docx: 201, art_" in story
     assert "its run completed, with proposal prp_" in story
     assert "Bob accepts it: v2" in story

@@ -49,7 +49,7 @@ OUTSIDE: dict[str, set[str]] = {
     "fastapi.portal": WEB,
     "fastapi.editor": CORE | {"starlette"},
     "programs.demo": DEMO,
-    "programs.serve": DEMO | WEB | {"uvicorn", "grantr"},
+    "programs.serve": DEMO | WEB | {"uvicorn", "grantr", "artifactr.mcp"},
     "programs": CORE,
     "migrations": SQL,
 }

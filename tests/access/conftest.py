@@ -1,6 +1,6 @@
 """Fixtures for access through grantr: its real hooks, the gate, a workspace on SQL, FakeApp.
 
-A :class:`Office` is one tenant's workspace on SQLite or PostgreSQL (artifactr's ``SqlStorage``
+A :class:`World` is one tenant's workspace on SQLite or PostgreSQL (artifactr's ``SqlStorage``
 and this package's SQL adapters, both migrated), with a :class:`NativeFiles` on FakeApp. Access
 is grantr's: a :class:`~grantr.Grants` over its in-memory storage, handed artifactr's
 ``ACTIONS`` and nothing else, whose ``authorize`` hook the switch's :func:`integration_gate`
@@ -17,12 +17,12 @@ The people, each a member of the tenant with one role on the workspace:
 - Olive, the tenant's owner, who restricts artifacts.
 """
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
-from artifactr import AgentActor, UserActor, Workspaces
+from artifactr import AgentActor, UserActor
 from artifactr.agent import ArtifactWorkspace, Runner, Session, function_model
 from artifactr.core import (
     Actor,
@@ -31,8 +31,7 @@ from artifactr.core import (
     SystemActor,
     ToolReturned,
 )
-from artifactr.sql import SqlStorage, migrate
-from artifactr.workspace import ACTIONS, Access, Scope, Workspace
+from artifactr.workspace import ACTIONS, Access
 from grantr import Agent as GrantrAgent
 from grantr import (
     Grants,
@@ -58,14 +57,11 @@ from pydantic_ai import (
 from pydantic_ai.models.function import AgentInfo
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+import tests.world
 from artifactr.files import WordDocument
 from artifactr.files.agent.tools import native_file_tools
-from artifactr.files.apps.fake import FakeApp
-from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
-from artifactr.files.native import NativeFiles
-from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
-from artifactr.files.sql import migrate as migrate_files
 from tests.documents import build_docx
+from tests.world import chunks, world_on
 
 TENANT = "t1"
 WORKSPACE = "w1"
@@ -160,24 +156,14 @@ def subject_of(tenant: TenantId, workspace: WorkspaceId | None, actor: Actor) ->
             return GrantrAgent()
 
 
-@dataclass
-class Office:
-    """One tenant's workspace on SQL, grantr deciding who may do what in it."""
+@dataclass(kw_only=True)
+class World(tests.world.World):
+    """The world (tests/world.py) on SQL: one tenant's workspace, grantr deciding who may do
+    what in it."""
 
-    backend: str
     grants: Grants
-    workspaces: Workspaces
-    files: NativeFiles
-    app: FakeApp
-    switch: InMemoryIntegrations
     asked: list[tuple[Actor, Access]] = field(default_factory=list[tuple[Actor, Access]])
     threads: dict[str, str] = field(default_factory=dict[str, str])
-
-    scope = Scope(TENANT, WORKSPACE)
-
-    async def ws(self, actor: Actor) -> Workspace:
-        """Open the workspace as an actor: a fresh handle, which asks ``hidden`` afresh."""
-        return await self.workspaces.open(TENANT, WORKSPACE, actor=actor)
 
     async def upload(self, actor: Actor = EDDIE, data: bytes | None = None) -> str:
         """Upload a small document as an actor; return its id."""
@@ -194,10 +180,6 @@ class Office:
     def actions(self) -> set[str]:
         """Every action ``authorize`` was asked, by anyone."""
         return {access.action for _, access in self.asked}
-
-    def off(self) -> None:
-        """Switch the app off in the workspace."""
-        self.switch.set(TENANT, WORKSPACE, self.files.key, enabled=False)
 
     async def run(
         self, sender: Actor, steps: Sequence[ModelResponse], *, thread: str | None = None
@@ -273,11 +255,6 @@ def say(text: str) -> ModelResponse:
     return ModelResponse(parts=[TextPart(text)])
 
 
-async def chunks(data: bytes, size: int = 4096) -> AsyncIterator[bytes]:
-    for start in range(0, len(data), size):
-        yield data[start : start + size]
-
-
 def recording(
     authorize: Callable[[str, str | None, Actor, Access], Awaitable[bool]],
     asked: list[tuple[Actor, Access]],
@@ -312,30 +289,18 @@ async def people(grants: Grants) -> None:
 
 
 @pytest.fixture
-async def office(engine: AsyncEngine) -> Office:
+async def world(engine: AsyncEngine) -> World:
     """A fresh workspace on SQLite or PostgreSQL, its app on, grantr deciding access."""
-    await migrate(engine)
-    await migrate_files(engine)
     grants = Grants(InMemoryStorage(), catalogs=[ACTIONS], application=APPLICATION)
     await grants.bootstrap()
     await people(grants)
-    storage = SqlStorage(engine)
-    app = FakeApp()
-    switch = InMemoryIntegrations()
-    files = NativeFiles(
-        blobs=SqlBlobs(engine),
-        app=app,
-        leases=SqlLeases(engine),
-        checkouts=SqlCheckouts(engine),
-        renders=SqlRenders(engine),
-        integrations=switch,
+    asked: list[tuple[Actor, Access]] = []
+    hooks = grants.hooks(subject_of)
+    usual = await world_on(
+        engine,
+        authorize=recording(hooks.authorize, asked),
+        hidden=hooks.hidden,
         deadline=2.0,
         render_deadline=2.0,
     )
-    asked: list[tuple[Actor, Access]] = []
-    hooks = grants.hooks(subject_of)
-    gate = integration_gate(
-        switch, files.key_of, storage, authorize=recording(hooks.authorize, asked)
-    )
-    workspaces = Workspaces(storage, types=[WordDocument], authorize=gate, hidden=hooks.hidden)
-    return Office(engine.dialect.name, grants, workspaces, files, app, switch, asked)
+    return World(**usual.parts(), grants=grants, asked=asked)

@@ -39,7 +39,7 @@ from tests.access.conftest import (
     RITA,
     TENANT,
     WORKSPACE,
-    Office,
+    World,
     call,
     chunks,
     say,
@@ -64,23 +64,23 @@ async def refusal(call: Awaitable[object]) -> Rejection:
     raise AssertionError("the call was not refused")
 
 
-async def _checked_out_as_an_editor(office: Office, doc: str) -> Checkout:
+async def _checked_out_as_an_editor(world: World, doc: str) -> Checkout:
     """Check a file out as Rita while she is an editor too, then make her a viewer again."""
     owner = User(id=OLIVE.id)
     on = Resource(kind="workspace", workspace=WORKSPACE)
-    await office.grants.grant(TENANT, "editor", on=on, to=User(id=RITA.id), by=owner)
-    record = await office.files.check_out(await office.ws(RITA), doc)
-    await office.grants.revoke(TENANT, "editor", on=on, to=User(id=RITA.id), by=owner)
+    await world.grants.grant(TENANT, "editor", on=on, to=User(id=RITA.id), by=owner)
+    record = await world.files.check_out(await world.ws(RITA), doc)
+    await world.grants.revoke(TENANT, "editor", on=on, to=User(id=RITA.id), by=owner)
     return record
 
 
 # ─── the actions asked ────────────────────────────────────────────────────────
 
 
-async def test_every_native_files_method_asks_only_artifactrs_own_actions(office: Office) -> None:
-    files = office.files
-    editor = await office.ws(EDDIE)
-    doc = await office.upload(EDDIE)
+async def test_every_native_files_method_asks_only_artifactrs_own_actions(world: World) -> None:
+    files = world.files
+    editor = await world.ws(EDDIE)
+    doc = await world.upload(EDDIE)
     await drain(files.content(editor, doc))
     await files.text(editor, doc)
     await files.review(editor, doc)
@@ -92,10 +92,10 @@ async def test_every_native_files_method_asks_only_artifactrs_own_actions(office
     await files.extend(editor, checkout.id)
     await files.check_in(editor, checkout.id, chunks(EDITED))
     again = await files.check_out(editor, doc)
-    await files.discard(await office.ws(ADA), again.id)
-    await files.collect(await office.ws(SystemActor(name="collector")))
+    await files.discard(await world.ws(ADA), again.id)
+    await files.collect(await world.ws(SystemActor(name="collector")))
 
-    asked = office.actions()
+    asked = world.actions()
     assert asked <= ACTIONS
     assert {
         "artifactr:open",
@@ -108,16 +108,16 @@ async def test_every_native_files_method_asks_only_artifactrs_own_actions(office
 
 
 async def test_the_gate_asks_grantr_first_so_a_refusal_stays_forbidden_while_the_app_is_off(
-    office: Office,
+    world: World,
 ) -> None:
-    doc = await office.upload(EDDIE)
-    office.off()
+    doc = await world.upload(EDDIE)
+    world.off()
 
     edit = Access(action="artifactr:edit_artifact", artifact_id=doc)
 
-    refused = await refusal((await office.ws(RITA)).check(edit))
-    off = await refusal((await office.ws(EDDIE)).check(edit))
-    await (await office.ws(RITA)).check(Access(action="artifactr:read_artifacts", artifact_id=doc))
+    refused = await refusal((await world.ws(RITA)).check(edit))
+    off = await refusal((await world.ws(EDDIE)).check(edit))
+    await (await world.ws(RITA)).check(Access(action="artifactr:read_artifacts", artifact_id=doc))
 
     assert isinstance(refused, Forbidden)
     assert refused.message == "artifactr:edit_artifact is refused in this workspace"
@@ -128,16 +128,16 @@ async def test_the_gate_asks_grantr_first_so_a_refusal_stays_forbidden_while_the
 
 
 async def test_a_viewer_downloads_revisions_views_pages_and_sees_who_holds_the_file(
-    office: Office,
+    world: World,
 ) -> None:
-    doc = await office.upload(EDDIE)
-    checkout = await office.files.check_out(await office.ws(EDDIE), doc)
-    reader = await office.ws(RITA)
+    doc = await world.upload(EDDIE)
+    checkout = await world.files.check_out(await world.ws(EDDIE), doc)
+    reader = await world.ws(RITA)
 
-    content = await drain(office.files.content(reader, doc, 1))
-    page = await office.files.render(reader, doc, 1, 1)
-    lease = await office.files.lease(reader, doc)
-    text = await office.files.text(reader, doc)
+    content = await drain(world.files.content(reader, doc, 1))
+    page = await world.files.render(reader, doc, 1, 1)
+    lease = await world.files.lease(reader, doc)
+    text = await world.files.text(reader, doc)
 
     assert content.startswith(b"PK")
     assert page.startswith(b"\x89PNG")
@@ -147,12 +147,12 @@ async def test_a_viewer_downloads_revisions_views_pages_and_sees_who_holds_the_f
 
 
 async def test_a_viewer_is_refused_check_out_discard_uploads_and_edits(
-    office: Office,
+    world: World,
 ) -> None:
-    files = office.files
-    doc = await office.upload(EDDIE)
-    checkout = await files.check_out(await office.ws(EDDIE), doc)
-    reader = await office.ws(RITA)
+    files = world.files
+    doc = await world.upload(EDDIE)
+    checkout = await files.check_out(await world.ws(EDDIE), doc)
+    reader = await world.ws(RITA)
 
     refusals = [
         await refusal(files.check_out(reader, doc)),
@@ -172,13 +172,13 @@ async def test_a_viewer_is_refused_check_out_discard_uploads_and_edits(
 
 
 async def test_a_viewer_who_held_a_check_out_may_no_longer_use_it_and_an_admin_breaks_it(
-    office: Office,
+    world: World,
 ) -> None:
     # Rita was an editor when she checked the file out; she is a viewer now.
-    files = office.files
-    doc = await office.upload(EDDIE)
-    record = await _checked_out_as_an_editor(office, doc)
-    demoted = await office.ws(RITA)
+    files = world.files
+    doc = await world.upload(EDDIE)
+    record = await _checked_out_as_an_editor(world, doc)
+    demoted = await world.ws(RITA)
 
     refusals = [
         await refusal(files.extend(demoted, record.id)),
@@ -186,7 +186,7 @@ async def test_a_viewer_who_held_a_check_out_may_no_longer_use_it_and_an_admin_b
         await refusal(files.discard(demoted, record.id)),
     ]
     still = await files.lease(demoted, doc)
-    await files.discard(await office.ws(ADA), record.id)
+    await files.discard(await world.ws(ADA), record.id)
 
     assert [type(refused) for refused in refusals] == [Forbidden] * 3
     assert {refused.message for refused in refusals} == {
@@ -198,11 +198,11 @@ async def test_a_viewer_who_held_a_check_out_may_no_longer_use_it_and_an_admin_b
 
 
 async def test_an_editor_uploads_edits_checks_out_extends_checks_in_and_discards(
-    office: Office,
+    world: World,
 ) -> None:
-    files = office.files
-    editor = await office.ws(EDDIE)
-    doc = await office.upload(EDDIE)
+    files = world.files
+    editor = await world.ws(EDDIE)
+    doc = await world.upload(EDDIE)
 
     edited = await files.edit(editor, doc, base_version=1, commands=REPLACE)
     checkout = await files.check_out(editor, doc)
@@ -218,45 +218,45 @@ async def test_an_editor_uploads_edits_checks_out_extends_checks_in_and_discards
 
 
 async def test_an_admin_breaks_another_persons_check_out_and_a_contributor_cannot(
-    office: Office,
+    world: World,
 ) -> None:
-    files = office.files
-    doc = await office.upload(EDDIE)
-    checkout = await files.check_out(await office.ws(EDDIE), doc)
+    files = world.files
+    doc = await world.upload(EDDIE)
+    checkout = await files.check_out(await world.ws(EDDIE), doc)
 
-    refused = await refusal(files.discard(await office.ws(CARL), checkout.id))
-    held = await files.lease(await office.ws(CARL), doc)
-    await files.discard(await office.ws(ADA), checkout.id)
+    refused = await refusal(files.discard(await world.ws(CARL), checkout.id))
+    held = await files.lease(await world.ws(CARL), doc)
+    await files.discard(await world.ws(ADA), checkout.id)
 
     assert isinstance(refused, Forbidden)
     assert refused.message == "artifactr:archive_artifact is refused in this workspace"
     assert held is not None
     assert held.holder == checkout.holder
-    assert await files.lease(await office.ws(ADA), doc) is None
-    extended = await refusal(files.extend(await office.ws(EDDIE), checkout.id))
+    assert await files.lease(await world.ws(ADA), doc) is None
+    extended = await refusal(files.extend(await world.ws(EDDIE), checkout.id))
     assert isinstance(extended, InvalidState)
     assert "discarded by user:ada" in extended.message
 
 
 async def test_grantrs_editor_may_archive_so_it_breaks_another_editors_check_out(
-    office: Office,
+    world: World,
 ) -> None:
     # ADR-0006 says archiving is never a plain editor's; grantr's built-in editor holds
     # ``artifactr:archive_artifact``, so under grantr's roles an editor may break a check-out.
-    files = office.files
-    doc = await office.upload(EDDIE)
-    checkout = await files.check_out(await office.ws(EDDIE), doc)
+    files = world.files
+    doc = await world.upload(EDDIE)
+    checkout = await files.check_out(await world.ws(EDDIE), doc)
 
-    await files.discard(await office.ws(ERIN), checkout.id)
+    await files.discard(await world.ws(ERIN), checkout.id)
 
-    assert await files.lease(await office.ws(ERIN), doc) is None
+    assert await files.lease(await world.ws(ERIN), doc) is None
 
 
-async def test_no_one_extends_or_checks_in_another_persons_check_out(office: Office) -> None:
-    files = office.files
-    doc = await office.upload(EDDIE)
-    checkout = await files.check_out(await office.ws(EDDIE), doc)
-    admin = await office.ws(ADA)
+async def test_no_one_extends_or_checks_in_another_persons_check_out(world: World) -> None:
+    files = world.files
+    doc = await world.upload(EDDIE)
+    checkout = await files.check_out(await world.ws(EDDIE), doc)
+    admin = await world.ws(ADA)
 
     extended = await refusal(files.extend(admin, checkout.id))
     checked_in = await refusal(files.check_in(admin, checkout.id, chunks(EDITED)))
@@ -307,36 +307,36 @@ def _anonymous(rejection: Rejection, first: str, second: str) -> tuple[str, obje
 @pytest.mark.parametrize("person", [RITA, EDDIE], ids=["viewer", "editor"])
 @pytest.mark.parametrize("name", ON_ARTIFACT)
 async def test_a_restricted_file_is_answered_as_a_missing_one_by_every_call_on_it(
-    office: Office, name: str, person: UserActor
+    world: World, name: str, person: UserActor
 ) -> None:
-    doc = await office.upload(EDDIE)
-    await office.restrict(doc)
+    doc = await world.upload(EDDIE)
+    await world.restrict(doc)
     missing = "art_0123456789abcdef0123456789abcdef"
-    ws = await office.ws(person)
+    ws = await world.ws(person)
 
-    hidden = await refusal(ON_ARTIFACT[name](office.files, ws, doc, ""))
-    absent = await refusal(ON_ARTIFACT[name](office.files, ws, missing, ""))
+    hidden = await refusal(ON_ARTIFACT[name](world.files, ws, doc, ""))
+    absent = await refusal(ON_ARTIFACT[name](world.files, ws, missing, ""))
 
     assert isinstance(hidden, NotFound)
     assert _anonymous(hidden, doc, missing) == _anonymous(absent, doc, missing)
-    await ON_ARTIFACT[name](office.files, await office.ws(ADA), doc, "")  # the admin sees it
+    await ON_ARTIFACT[name](world.files, await world.ws(ADA), doc, "")  # the admin sees it
 
 
 @pytest.mark.parametrize("name", ON_CHECKOUT)
 async def test_a_check_out_of_a_restricted_file_is_answered_as_one_of_a_missing_file(
-    office: Office, name: str
+    world: World, name: str
 ) -> None:
-    doc = await office.upload(EDDIE)
-    checkout = await office.files.check_out(await office.ws(EDDIE), doc)
-    await office.restrict(doc)
+    doc = await world.upload(EDDIE)
+    checkout = await world.files.check_out(await world.ws(EDDIE), doc)
+    await world.restrict(doc)
     missing = "art_0123456789abcdef0123456789abcdef"
     orphan = checkout.model_copy(update={"id": "co_orphan", "artifact_id": missing})
-    await office.files.checkouts.add(office.scope, orphan)
-    editor = await office.ws(EDDIE)
+    await world.files.checkouts.add(world.scope, orphan)
+    editor = await world.ws(EDDIE)
 
-    hidden = await refusal(ON_CHECKOUT[name](office.files, editor, doc, checkout.id))
-    orphaned = await refusal(ON_CHECKOUT[name](office.files, editor, missing, orphan.id))
-    absent = await refusal(ON_CHECKOUT[name](office.files, editor, missing, "co_missing"))
+    hidden = await refusal(ON_CHECKOUT[name](world.files, editor, doc, checkout.id))
+    orphaned = await refusal(ON_CHECKOUT[name](world.files, editor, missing, orphan.id))
+    absent = await refusal(ON_CHECKOUT[name](world.files, editor, missing, "co_missing"))
 
     assert isinstance(hidden, NotFound)
     # Answered as a check-out that doesn't exist: the id says nothing about the file.
@@ -352,12 +352,12 @@ async def test_a_check_out_of_a_restricted_file_is_answered_as_one_of_a_missing_
 
 
 async def test_an_agent_for_an_editor_edits_and_its_edit_becomes_a_proposal(
-    office: Office,
+    world: World,
 ) -> None:
-    doc = await office.upload(EDDIE)
+    doc = await world.upload(EDDIE)
     commands = [command.model_dump() for command in REPLACE]
 
-    transcript = await office.run(
+    transcript = await world.run(
         EDDIE,
         [
             call("read_native", artifact_id=doc),
@@ -367,18 +367,18 @@ async def test_an_agent_for_an_editor_edits_and_its_edit_becomes_a_proposal(
     )
 
     assert transcript.tool_returns() == [("read_native", "ok"), ("edit_native", "ok")]
-    [proposal] = await (await office.ws(EDDIE)).proposals()
+    [proposal] = await (await world.ws(EDDIE)).proposals()
     assert isinstance(proposal, Proposal)
     assert proposal.artifact_id == doc
-    agent = AgentActor(thread_id=office.threads[EDDIE.participant], on_behalf_of=EDDIE)
+    agent = AgentActor(thread_id=world.threads[EDDIE.participant], on_behalf_of=EDDIE)
     assert proposal.proposed_by.participant == agent.participant
 
 
-async def test_an_agent_for_an_asker_reads_a_file_and_is_refused_its_edit(office: Office) -> None:
-    doc = await office.upload(EDDIE)
+async def test_an_agent_for_an_asker_reads_a_file_and_is_refused_its_edit(world: World) -> None:
+    doc = await world.upload(EDDIE)
     commands = [command.model_dump() for command in REPLACE]
 
-    transcript = await office.run(
+    transcript = await world.run(
         ABE,
         [
             call("read_native", artifact_id=doc),
@@ -396,43 +396,43 @@ async def test_an_agent_for_an_asker_reads_a_file_and_is_refused_its_edit(office
     read, _, edit = transcript.answers()
     assert "quick brown fox" in read
     assert "artifactr:edit_artifact is refused in this workspace" in edit
-    assert await (await office.ws(ABE)).proposals() == []
-    assert (await (await office.ws(ABE)).artifact(doc)).version == 1
+    assert await (await world.ws(ABE)).proposals() == []
+    assert (await (await world.ws(ABE)).artifact(doc)).version == 1
 
 
 async def test_an_agent_for_a_viewer_starts_no_run_and_is_refused_even_a_read(
-    office: Office,
+    world: World,
 ) -> None:
     # grantr's viewer holds no ``artifactr:record``, which a run's start and each tool call
     # ask, nor ``artifactr:set_focus``, which read_native asks as it follows the file.
-    doc = await office.upload(EDDIE)
-    thread = (await (await office.ws(EDDIE)).create_thread()).id
+    doc = await world.upload(EDDIE)
+    thread = (await (await world.ws(EDDIE)).create_thread()).id
     agent = AgentActor(thread_id=thread, on_behalf_of=RITA)
-    acting = (await office.ws(RITA)).as_actor(agent)
+    acting = (await world.ws(RITA)).as_actor(agent)
 
-    started = await refusal(office.run(RITA, [say("never asked")], thread=thread))
+    started = await refusal(world.run(RITA, [say("never asked")], thread=thread))
     followed = await refusal(
         acting.commit(SetFocus(thread_id=thread, artifact_ids=(doc,)))  # what read_native asks
     )
-    text = await office.files.text(acting, doc)  # NativeFiles itself lets the agent read
+    text = await world.files.text(acting, doc)  # NativeFiles itself lets the agent read
 
     assert started.message == "artifactr:record is refused in this workspace"
     assert followed.message == "artifactr:set_focus is refused in this workspace"
     assert "quick brown fox" in text
-    assert isinstance(await refusal(office.files.check_out(acting, doc)), Forbidden)
+    assert isinstance(await refusal(world.files.check_out(acting, doc)), Forbidden)
 
 
 async def test_an_agent_for_a_contributor_cannot_break_a_check_out_its_person_cannot(
-    office: Office,
+    world: World,
 ) -> None:
-    doc = await office.upload(EDDIE)
-    checkout = await office.files.check_out(await office.ws(EDDIE), doc)
-    thread = (await (await office.ws(CARL)).create_thread()).id
-    agent = (await office.ws(CARL)).as_actor(AgentActor(thread_id=thread, on_behalf_of=CARL))
-    nobody = (await office.ws(CARL)).as_actor(AgentActor(thread_id=thread))
+    doc = await world.upload(EDDIE)
+    checkout = await world.files.check_out(await world.ws(EDDIE), doc)
+    thread = (await (await world.ws(CARL)).create_thread()).id
+    agent = (await world.ws(CARL)).as_actor(AgentActor(thread_id=thread, on_behalf_of=CARL))
+    nobody = (await world.ws(CARL)).as_actor(AgentActor(thread_id=thread))
 
-    refused = await refusal(office.files.discard(agent, checkout.id))
-    alone = await refusal(office.files.lease(nobody, doc))
+    refused = await refusal(world.files.discard(agent, checkout.id))
+    alone = await refusal(world.files.lease(nobody, doc))
 
     assert isinstance(refused, Forbidden)
     assert refused.message == "artifactr:archive_artifact is refused in this workspace"
@@ -443,10 +443,10 @@ async def test_an_agent_for_a_contributor_cannot_break_a_check_out_its_person_ca
 
 
 async def test_every_tool_tells_the_model_a_restricted_file_is_missing_word_for_word(
-    office: Office,
+    world: World,
 ) -> None:
-    doc = await office.upload(EDDIE)
-    await office.restrict(doc)
+    doc = await world.upload(EDDIE)
+    await world.restrict(doc)
     missing = "art_0123456789abcdef0123456789abcdef"
     commands = [command.model_dump() for command in REPLACE]
     asks = [
@@ -456,7 +456,7 @@ async def test_every_tool_tells_the_model_a_restricted_file_is_missing_word_for_
         ("edit_native", {"base_version": 1, "commands": commands, "summary": "s"}),
     ]
 
-    transcript = await office.run(
+    transcript = await world.run(
         EDDIE,
         [
             *(
@@ -470,7 +470,7 @@ async def test_every_tool_tells_the_model_a_restricted_file_is_missing_word_for_
 
     # artifactr's own read_artifact takes one retry a run: a run for each id.
     generic = [
-        await office.run(EDDIE, [call("read_artifact", artifact_id=target), say("Not there.")])
+        await world.run(EDDIE, [call("read_artifact", artifact_id=target), say("Not there.")])
         for target in (doc, missing)
     ]
 
@@ -488,13 +488,13 @@ async def test_every_tool_tells_the_model_a_restricted_file_is_missing_word_for_
 
 @pytest.mark.parametrize("person", [EDDIE, ADA], ids=["editor", "admin"])
 async def test_with_the_app_off_every_write_is_not_enabled_and_reads_go_on(
-    office: Office, person: UserActor
+    world: World, person: UserActor
 ) -> None:
-    files = office.files
-    doc = await office.upload(EDDIE)
-    checkout = await files.check_out(await office.ws(person), doc)
-    office.off()
-    ws = await office.ws(person)
+    files = world.files
+    doc = await world.upload(EDDIE)
+    checkout = await files.check_out(await world.ws(person), doc)
+    world.off()
+    ws = await world.ws(person)
 
     writes = [
         await refusal(files.upload(ws, "new.docx", chunks(EDITED))),

@@ -21,7 +21,7 @@ from starlette.requests import HTTPConnection
 
 from artifactr.files import DOCX
 from artifactr.files.fastapi.router import files_router
-from tests.access.conftest import ADA, CARL, EDDIE, RITA, TENANT, Office
+from tests.access.conftest import ADA, CARL, EDDIE, RITA, TENANT, World
 from tests.documents import build_docx
 
 EDITED = build_docx(("Final agreement", "The quick brown cat pays a fee."))
@@ -40,9 +40,9 @@ def who(person: UserActor) -> dict[str, str]:
 
 
 @pytest.fixture
-async def client(office: Office) -> AsyncIterator[httpx2.AsyncClient]:
+async def client(world: World) -> AsyncIterator[httpx2.AsyncClient]:
     app = FastAPI(title="artifactr.files", version="1")
-    app.include_router(files_router(office.files, office.workspaces, resolve_actor=resolve_actor))
+    app.include_router(files_router(world.files, world.workspaces, resolve_actor=resolve_actor))
     transport = httpx2.ASGITransport(app=app)
     async with httpx2.AsyncClient(transport=transport, base_url="http://files.test") as made:
         yield made
@@ -59,9 +59,9 @@ async def check_out(client: httpx2.AsyncClient, doc: str, person: UserActor) -> 
 
 
 async def test_a_viewer_downloads_views_pages_and_reads_the_lease_and_is_refused_writes(
-    office: Office, client: httpx2.AsyncClient
+    world: World, client: httpx2.AsyncClient
 ) -> None:
-    doc = await office.upload(EDDIE)
+    doc = await world.upload(EDDIE)
     checkout = await check_out(client, doc, EDDIE)
     rita = who(RITA)
 
@@ -88,9 +88,9 @@ async def test_a_viewer_downloads_views_pages_and_reads_the_lease_and_is_refused
 
 
 async def test_an_editor_checks_out_and_checks_in_over_rest(
-    office: Office, client: httpx2.AsyncClient
+    world: World, client: httpx2.AsyncClient
 ) -> None:
-    doc = await office.upload(EDDIE)
+    doc = await world.upload(EDDIE)
     checkout = await check_out(client, doc, EDDIE)
 
     checked_in = await client.post(
@@ -102,21 +102,21 @@ async def test_an_editor_checks_out_and_checks_in_over_rest(
 
 
 async def test_a_contributor_may_not_break_another_persons_check_out_over_rest(
-    office: Office, client: httpx2.AsyncClient
+    world: World, client: httpx2.AsyncClient
 ) -> None:
-    doc = await office.upload(EDDIE)
+    doc = await world.upload(EDDIE)
     checkout = await check_out(client, doc, EDDIE)
 
     refused = await client.delete(url(f"/{doc}/checkouts/{checkout['id']}"), headers=who(CARL))
 
     assert refused.status_code == 403
-    assert (await office.files.lease(await office.ws(EDDIE), doc)) is not None
+    assert (await world.files.lease(await world.ws(EDDIE), doc)) is not None
 
 
 async def test_an_admin_breaks_another_persons_check_out_over_rest(
-    office: Office, client: httpx2.AsyncClient
+    world: World, client: httpx2.AsyncClient
 ) -> None:
-    doc = await office.upload(EDDIE)
+    doc = await world.upload(EDDIE)
     checkout = await check_out(client, doc, EDDIE)
 
     broken = await client.delete(url(f"/{doc}/checkouts/{checkout['id']}"), headers=who(ADA))
@@ -125,11 +125,11 @@ async def test_an_admin_breaks_another_persons_check_out_over_rest(
 
 
 async def test_every_route_answers_a_restricted_file_as_a_missing_one(
-    office: Office, client: httpx2.AsyncClient
+    world: World, client: httpx2.AsyncClient
 ) -> None:
-    doc = await office.upload(EDDIE)
+    doc = await world.upload(EDDIE)
     checkout = (await check_out(client, doc, EDDIE))["id"]
-    await office.restrict(doc)
+    await world.restrict(doc)
     eddie = who(EDDIE)
 
     async def ask(target: str) -> list[tuple[int, str]]:
@@ -156,10 +156,10 @@ async def test_every_route_answers_a_restricted_file_as_a_missing_one(
 
 
 async def test_with_the_app_off_rest_refuses_writes_for_an_admin_and_reads_go_on(
-    office: Office, client: httpx2.AsyncClient
+    world: World, client: httpx2.AsyncClient
 ) -> None:
-    doc = await office.upload(EDDIE)
-    office.off()
+    doc = await world.upload(EDDIE)
+    world.off()
     ada = who(ADA)
 
     refused = await client.post(url(f"/{doc}/checkouts"), headers=ada)

@@ -1,8 +1,7 @@
 """Fixtures for the native file tools: a workspace on SQL, FakeApp, and a scripted agent.
 
-A :class:`World` is one workspace on SQLite or PostgreSQL (artifactr's ``SqlStorage`` and this
-package's SQL adapters, both migrated), with a :class:`NativeFiles` on FakeApp whose switch the
-test holds. :meth:`World.run` sends a
+A :class:`World` is the usual world (tests/world.py) on SQLite or PostgreSQL, its switch
+counting its reads. :meth:`World.run` sends a
 message through artifactr's ``Runner`` to an agent with the ``ArtifactWorkspace`` capability and
 the native file tools, whose model is a script: each step answers one request, and every request
 is kept, with the tools it offered, so a test asserts on what the model was sent.
@@ -10,16 +9,14 @@ is kept, with the tools it offered, so a test asserts on what the model was sent
 
 import inspect
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import pytest
-from artifactr import UserActor, Workspaces
+from artifactr import UserActor
 from artifactr.agent import ArtifactWorkspace, Runner, Session, function_model
-from artifactr.core import Actor, Artifact, Envelope, RunEnded, ToolReturned, WritePolicy
-from artifactr.sql import SqlStorage, migrate
-from artifactr.workspace import Scope, Storage, Workspace
+from artifactr.core import Artifact, Envelope, RunEnded, ToolReturned, WritePolicy
 from pydantic_ai import (
     Agent,
     ModelMessage,
@@ -32,17 +29,13 @@ from pydantic_ai import (
 from pydantic_ai.models.function import AgentInfo
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+import tests.world
 from artifactr.files import NativeFile, WordDocument
 from artifactr.files.agent.tools import native_file_tools
-from artifactr.files.apps.fake import FakeApp
-from artifactr.files.core.blobs import Blobs
-from artifactr.files.core.checkouts import Checkouts
-from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
-from artifactr.files.core.leases import Leases
+from artifactr.files.core.integrations import InMemoryIntegrations
 from artifactr.files.native import NativeFiles
-from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
-from artifactr.files.sql import migrate as migrate_files
 from tests.documents import build_docx
+from tests.world import chunks, world_on
 
 ALICE = UserActor(id="alice", name="Alice")
 BOB = UserActor(id="bob", name="Bob")
@@ -142,43 +135,33 @@ def say(text: str) -> ModelResponse:
     return ModelResponse(parts=[TextPart(text)])
 
 
-@dataclass
-class World:
-    """One workspace on SQL, its native files on FakeApp, and the switch."""
+@dataclass(kw_only=True)
+class World(tests.world.World):
+    """The world (tests/world.py) on SQL, and a scripted agent's runs in its threads."""
 
-    backend: str
-    storage: Storage
-    workspaces: Workspaces
-    files: NativeFiles
-    app: FakeApp
-    blobs: Blobs
-    leases: Leases
-    checkouts: Checkouts
-    switch: CountingIntegrations
     threads: dict[str, str] = field(default_factory=dict[str, str])
 
-    scope: ClassVar[Scope] = Scope("t1", "w1")
-
-    async def ws(self, actor: Actor = ALICE) -> Workspace:
-        return await self.workspaces.open("t1", "w1", actor=actor)
+    document: ClassVar[str] = "report.docx"
 
     async def upload(
         self,
         data: bytes | None = None,
-        name: str = "report.docx",
+        name: str | None = None,
         kind: type[NativeFile] = WordDocument,
     ) -> str:
         """Upload a file as Alice, of a kind; return its id."""
-        files = self.files
-        if kind is not WordDocument:
-            files = NativeFiles(
-                blobs=self.blobs,
-                app=self.app,
-                leases=self.leases,
-                checkouts=self.checkouts,
-                types=(kind,),
-            )
-        outcome = await files.upload(await self.ws(), name, chunks(data or build_docx()))
+        if kind is WordDocument:
+            return await super().upload(data, name)
+        files = NativeFiles(
+            blobs=self.blobs,
+            app=self.app,
+            leases=self.leases,
+            checkouts=self.checkouts,
+            types=(kind,),
+        )
+        outcome = await files.upload(
+            await self.ws(), name or self.document, chunks(data or build_docx())
+        )
         assert outcome.type == "applied"
         return outcome.artifact_id
 
@@ -231,43 +214,15 @@ class World:
         return Transcript(requests, events, error)
 
 
-async def chunks(data: bytes, size: int = 4096) -> AsyncIterator[bytes]:
-    for start in range(0, len(data), size):
-        yield data[start : start + size]
-
-
 @pytest.fixture
 async def world(engine: AsyncEngine) -> World:
     """A fresh workspace on SQLite or PostgreSQL, its app on."""
-    await migrate(engine)
-    await migrate_files(engine)
-    storage = SqlStorage(engine)
-    app = FakeApp()
-    blobs = SqlBlobs(engine)
-    leases = SqlLeases(engine)
-    checkouts = SqlCheckouts(engine)
-    switch = CountingIntegrations()
-    files = NativeFiles(
-        blobs=blobs,
-        app=app,
-        leases=leases,
-        checkouts=checkouts,
-        renders=SqlRenders(engine),
-        integrations=switch,
+    usual = await world_on(
+        engine,
+        switch=CountingIntegrations(),
         types=(WordDocument, DirectDocument),
+        kinds=(Note,),
         deadline=DEADLINE,
         render_deadline=DEADLINE,
     )
-    gate = integration_gate(switch, files.key_of, storage)
-    workspaces = Workspaces(storage, types=[WordDocument, DirectDocument, Note], authorize=gate)
-    return World(
-        engine.dialect.name,
-        storage,
-        workspaces,
-        files,
-        app,
-        blobs,
-        leases,
-        checkouts,
-        switch,
-    )
+    return World(**usual.parts())

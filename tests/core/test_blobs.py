@@ -513,7 +513,7 @@ async def test_a_cancelled_database_call_finishes_before_the_cancellation_is_rai
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    assert await asyncio.wait_for(blobs.get(SCOPE, "a1", blob.sha256), 5) is not None
+    assert await asyncio.wait_for(blobs.get(SCOPE, "a1", blob.sha256), 5) == noise(2 * MiB)
 
 
 async def test_a_blob_collected_while_it_is_read_raises_not_found_instead_of_ending_short(

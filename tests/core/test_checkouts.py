@@ -16,7 +16,7 @@ from artifactr.core import Actor, EvaluatorActor, ExternalAgentActor, SystemActo
 from artifactr.workspace import Scope
 
 from artifactr.files import Checkout, InMemoryCheckouts
-from artifactr.files.core.checkouts import Checkouts, Outcome, holder_of
+from artifactr.files.core.checkouts import Checkouts, Holder, Outcome, holder_of, parse_holder
 from artifactr.files.sql import SqlCheckouts, migrate
 from tests.databases import BACKENDS, sql_engine
 
@@ -73,6 +73,15 @@ async def test_a_check_out_round_trips_whole_whoever_the_actor_is(checkouts: Che
     assert [checkout.holder for checkout in found if checkout] == [
         holder_of(f"co_{n}", actor) for n, actor in enumerate(ACTORS)
     ]
+
+
+def test_a_holder_reads_back_as_the_check_out_and_participant_it_was_built_from() -> None:
+    for n, actor in enumerate(ACTORS):
+        assert parse_holder(holder_of(f"co_{n}", actor)) == Holder(f"co_{n}", actor.participant)
+    assert parse_holder("checkout:co_1:user:alice") == Holder("co_1", "user:alice")
+    # An edit's lease (an agent's, or the app's own) is no check-out's.
+    assert parse_holder("edit:run_1") is None
+    assert parse_holder("user:alice") is None
 
 
 async def test_a_missing_check_out_is_none(checkouts: Checkouts) -> None:

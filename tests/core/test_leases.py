@@ -105,7 +105,10 @@ async def test_only_the_holder_releases_a_lease(held: Held) -> None:
     assert await held.leases.current(SCOPE, "a1") == lease
     assert await held.leases.release(SCOPE, "a1", "edit:1") is True
     assert await held.leases.current(SCOPE, "a1") is None
-    assert await held.leases.acquire(SCOPE, "a1", "edit:2", TTL) is not None
+    taken = await held.leases.acquire(SCOPE, "a1", "edit:2", TTL)
+    assert taken is not None
+    assert (taken.holder, taken.expires_at) == ("edit:2", held.clock.now + TTL)
+    assert await held.leases.current(SCOPE, "a1") == taken
 
 
 async def test_releasing_a_missing_lease_is_a_no_op(held: Held) -> None:
@@ -135,7 +138,10 @@ async def test_each_scope_has_its_own_leases(held: Held, other: Scope) -> None:
     await held.leases.acquire(SCOPE, "a1", "edit:1", TTL)
     assert await held.leases.current(other, "a1") is None
     assert await held.leases.release(other, "a1", "edit:1") is False
-    assert await held.leases.acquire(other, "a1", "edit:2", TTL) is not None
+    taken = await held.leases.acquire(other, "a1", "edit:2", TTL)
+    assert taken is not None
+    assert await held.leases.current(other, "a1") == taken
+    assert taken.holder == "edit:2"
     lease = await held.leases.current(SCOPE, "a1")
     assert lease is not None
     assert lease.holder == "edit:1"
@@ -143,7 +149,12 @@ async def test_each_scope_has_its_own_leases(held: Held, other: Scope) -> None:
 
 async def test_each_artifact_has_its_own_lease(held: Held) -> None:
     await held.leases.acquire(SCOPE, "a1", "edit:1", TTL)
-    assert await held.leases.acquire(SCOPE, "a2", "edit:2", TTL) is not None
+    taken = await held.leases.acquire(SCOPE, "a2", "edit:2", TTL)
+    assert taken is not None
+    assert await held.leases.current(SCOPE, "a2") == taken
+    first = await held.leases.current(SCOPE, "a1")
+    assert first is not None
+    assert (first.holder, taken.holder) == ("edit:1", "edit:2")
 
 
 async def test_a_clock_in_another_zone_gives_the_same_instants(held: Held) -> None:

@@ -12,24 +12,18 @@ from collections.abc import AsyncIterator
 from datetime import timedelta
 
 import pytest
-from artifactr import UserActor, Workspaces
+from artifactr import UserActor
 from artifactr.core import SystemActor
-from artifactr.workspace import InMemoryStorage
 
 from artifactr.files import (
     AppCommand,
     ArtifactBusy,
-    FakeApp,
-    InMemoryBlobs,
-    InMemoryCheckouts,
-    InMemoryLeases,
-    NativeFiles,
-    WordDocument,
 )
 from artifactr.files.core import log
 from artifactr.files.core.errors import AppTimeout
 from artifactr.files.core.log import LOGGER
 from tests.documents import build_docx
+from tests.world import world_in_memory
 
 SECRET = "Confidential wording nobody logs."
 
@@ -52,12 +46,9 @@ async def test_each_state_change_and_refusal_is_one_record_with_its_fields(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.INFO, logger="artifactr.files")
-    app = FakeApp()
-    files = NativeFiles(
-        blobs=InMemoryBlobs(), app=app, leases=InMemoryLeases(), checkouts=InMemoryCheckouts()
-    )
-    workspaces = Workspaces(InMemoryStorage(), types=[WordDocument])
-    alice = await workspaces.open("t1", "w1", actor=UserActor(id="alice"))
+    world = world_in_memory()
+    app, files = world.app, world.files
+    alice = await world.ws(UserActor(id="alice"))
     bob = alice.as_actor(UserActor(id="bob"))
 
     uploaded = await files.upload(alice, "contract.docx", once(build_docx([SECRET])))

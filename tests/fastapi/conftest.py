@@ -1,4 +1,4 @@
-"""Fixtures for the files router: an app over SQLite or PostgreSQL, FakeApp, a clock, a client."""
+"""Fixtures for the files router: the world (tests/world.py) on SQL, the router, a client."""
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
@@ -15,15 +15,14 @@ from fastapi import FastAPI
 from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.requests import HTTPConnection
 
-from artifactr.files import DOCX, App, WordDocument
-from artifactr.files.apps.fake import FakeApp
-from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
+from artifactr.files import DOCX, App
 from artifactr.files.fastapi.router import files_router
 from artifactr.files.native import NativeFiles
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
 from tests.clock import Clock
 from tests.documents import build_docx
+from tests.world import World, assemble
 
 TENANT = "t1"
 WORKSPACE = "w1"
@@ -50,16 +49,11 @@ async def resolve_actor(connection: HTTPConnection) -> tuple[str, Actor]:
     raise Unauthorized("who?")
 
 
-@dataclass
-class Api:
-    """The router in an app, its client, and the parts behind it."""
+@dataclass(kw_only=True)
+class Api(World):
+    """The world (tests/world.py) on SQL, the router in an app over it, and its client."""
 
     client: httpx2.AsyncClient
-    files: NativeFiles
-    workspaces: Workspaces
-    app: FakeApp
-    switch: InMemoryIntegrations
-    clock: Clock
     hidden: dict[str, set[str]] = field(default_factory=dict[str, set[str]])
     """The artifacts each participant (``user:bob``) may not see."""
 
@@ -69,6 +63,7 @@ class Api:
     async def upload(
         self, data: bytes | None = None, name: str = "contract.docx", workspace: str = WORKSPACE
     ) -> str:
+        """Upload a file over HTTP as Alice; return its id."""
         response = await self.client.post(
             self.url(workspace=workspace),
             params={"name": name},
@@ -111,19 +106,6 @@ async def make_api(engine: AsyncEngine) -> AsyncIterator[MakeApi]:
     async with AsyncExitStack() as stack:
 
         async def make(*, app: App | None = None, **options: Any) -> Api:
-            clock = Clock()
-            fake = FakeApp()
-            switch = InMemoryIntegrations()
-            files = NativeFiles(
-                blobs=SqlBlobs(engine, clock=clock),
-                app=app or fake,
-                leases=SqlLeases(engine, clock=clock),
-                checkouts=SqlCheckouts(engine),
-                renders=SqlRenders(engine),
-                integrations=switch,
-                clock=clock,
-                **options,
-            )
             hidden: dict[str, set[str]] = {}
 
             async def hides(tenant: str, workspace: str, actor: Actor) -> Visibility:
@@ -134,17 +116,25 @@ async def make_api(engine: AsyncEngine) -> AsyncIterator[MakeApi]:
             ) -> bool:
                 return actor.participant != "user:mallory"
 
-            workspaces = Workspaces(
+            clock = Clock()
+            usual = assemble(
+                engine.dialect.name,
                 storage,
-                types=[WordDocument],
-                authorize=integration_gate(switch, files.key_of, storage, authorize=allow),
+                SqlBlobs(engine, clock=clock),
+                SqlLeases(engine, clock=clock),
+                SqlCheckouts(engine),
+                SqlRenders(engine),
+                app=app,
+                clock=clock,
+                authorize=allow,
                 hidden=hides,
+                **options,
             )
-            transport = httpx2.ASGITransport(app=build_app(files, workspaces))
+            transport = httpx2.ASGITransport(app=build_app(usual.files, usual.workspaces))
             client = await stack.enter_async_context(
                 httpx2.AsyncClient(transport=transport, base_url="http://files.test")
             )
-            return Api(client, files, workspaces, fake, switch, clock, hidden)
+            return Api(**usual.parts(), client=client, hidden=hidden)
 
         yield make
 

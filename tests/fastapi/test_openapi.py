@@ -9,13 +9,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from artifactr import Workspaces
-from artifactr.workspace import InMemoryStorage
-
-from artifactr.files import DOCX, InMemoryBlobs, InMemoryCheckouts, InMemoryLeases, WordDocument
-from artifactr.files.apps.fake import FakeApp
-from artifactr.files.native import NativeFiles
+from artifactr.files import DOCX
 from tests.fastapi.conftest import build_app
+from tests.world import world_in_memory
 
 DOCUMENT = Path(__file__).resolve().parents[2] / "docs" / "openapi.json"
 """The committed document."""
@@ -25,13 +21,8 @@ REGENERATE = ".venv/bin/python -m tests.fastapi.test_openapi"
 
 def openapi_document() -> dict[str, Any]:
     """Return the document an app serves that mounts the files router alone, at the root."""
-    files = NativeFiles(
-        blobs=InMemoryBlobs(),
-        app=FakeApp(),
-        leases=InMemoryLeases(),
-        checkouts=InMemoryCheckouts(),
-    )
-    return build_app(files, Workspaces(InMemoryStorage(), types=[WordDocument])).openapi()
+    world = world_in_memory()
+    return build_app(world.files, world.workspaces).openapi()
 
 
 def write_document() -> None:

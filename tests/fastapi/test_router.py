@@ -153,14 +153,13 @@ async def test_an_upload_while_the_app_is_off_is_refused_403_with_its_key(api: A
     ("params", "headers"),
     [
         ({"name": "   "}, DOCX_BODY),
-        ({"name": "a.docx"}, {"content-type": "text/plain"}),
         ({}, DOCX_BODY),
         ({"name": "x" * 256}, DOCX_BODY),
         # A NUL is removed, as every control character is, and the name kept: see the test
         # of control and direction characters below.
         ({"name": "\x00\u202e"}, DOCX_BODY),
     ],
-    ids=["blank name", "not a docx", "no name", "long name", "only a NUL and an override"],
+    ids=["blank name", "no name", "long name", "only a NUL and an override"],
 )
 async def test_an_upload_with_a_bad_name_or_type_is_refused_422(
     api: Api, params: dict[str, str], headers: dict[str, str]
@@ -169,6 +168,37 @@ async def test_an_upload_with_a_bad_name_or_type_is_refused_422(
         api.url(), params=params, content=build_docx(), headers={**ALICE, **headers}
     )
     assert response.status_code == 422
+
+
+@pytest.mark.parametrize("sent", ["text/plain", "application/pdf; charset=binary", "image/png"])
+async def test_an_upload_or_a_check_in_typed_as_no_native_format_is_refused_415(
+    api: Api, sent: str
+) -> None:
+    wrong = {**ALICE, "content-type": sent}
+    refused = await api.client.post(
+        api.url(), params={"name": "a.docx"}, content=build_docx(), headers=wrong
+    )
+    assert refused.status_code == 415
+    media = sent.split(";")[0]
+    assert refused.json()["detail"] == {
+        "type": "unsupported_media_type",
+        "message": f"{media} is not a format taken here: send {DOCX}, "
+        "application/octet-stream, or a multipart/form-data form",
+        "media_type": media,
+        "accepted": [DOCX],
+    }
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    assert await ws.artifacts(WordDocument) == []
+    # A check-in typed wrong is refused alike, and its check-out stays open.
+    artifact_id = await api.upload()
+    checkout = await api.check_out(artifact_id)
+    path = api.url(f"/{artifact_id}/checkouts/{checkout['id']}/check-in")
+    refused = await api.client.post(path, content=EDITED, headers=wrong)
+    assert refused.status_code == 415
+    assert refused.json()["detail"]["type"] == "unsupported_media_type"
+    assert (await ws.get(WordDocument, artifact_id)).version == 1
+    applied = await api.check_in(artifact_id, checkout["id"], EDITED)
+    assert (applied.status_code, applied.json()["version"]) == (200, 2)
 
 
 async def test_an_upload_that_is_not_a_zip_is_refused_422_with_its_reason(api: Api) -> None:

@@ -13,19 +13,19 @@ from artifactr import UserActor
 from artifactr.core import VersionConflict
 
 from artifactr.files import AppCommand, ArtifactBusy, Checkout, WordDocument
-from tests.native.conftest import Env, make_env, sample_docx
+from tests.native.conftest import World, make_env, sample_docx
 
 RACERS = 12
 
 
 @pytest.fixture
-async def postgres_env(tmp_path: Path) -> AsyncIterator[Env]:
+async def postgres_env(tmp_path: Path) -> AsyncIterator[World]:
     async for made in make_env("postgres", tmp_path):
         yield made
 
 
 @pytest.mark.postgres
-async def test_exactly_one_of_many_people_racing_to_check_out_wins(postgres_env: Env) -> None:
+async def test_exactly_one_of_many_people_racing_to_check_out_wins(postgres_env: World) -> None:
     env = postgres_env
     artifact_id = await env.upload()
 
@@ -48,7 +48,7 @@ async def test_exactly_one_of_many_people_racing_to_check_out_wins(postgres_env:
 
 
 @pytest.mark.postgres
-async def test_racing_edits_commit_one_at_a_time_and_lose_nothing(postgres_env: Env) -> None:
+async def test_racing_edits_commit_one_at_a_time_and_lose_nothing(postgres_env: World) -> None:
     env = postgres_env
     artifact_id = await env.upload(sample_docx())
 

@@ -51,7 +51,7 @@ from hypothesis.stateful import (
 from artifactr.files import AppCommand, ArtifactBusy, ArtifactLease, Checkout, Leases, WordDocument
 from artifactr.files.native import CheckedIn
 from tests.databases import BACKENDS
-from tests.native.conftest import AGENT, ALICE, BOB, Env, chunks, make_env, sample_docx
+from tests.native.conftest import AGENT, ALICE, BOB, World, chunks, make_env, sample_docx
 
 PEOPLE = [ALICE, BOB]
 ADMIN = UserActor(id="admin", name="Admin")
@@ -113,7 +113,7 @@ class Interleavings(RuleBasedStateMachine):
         super().__init__()
         self.loop = asyncio.new_event_loop()
         self.env_gen: Any = None
-        self.env: Env
+        self.env: World
         self.artifact_id = ""
         self.snapshots: dict[str, bytes] = {}  # checkout id -> what it downloaded
         self.holders: set[str] = set()  # every holder the model ever granted

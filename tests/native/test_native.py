@@ -48,7 +48,7 @@ from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.fingerprint import fingerprint
 from artifactr.files.core.integrations import integration_gate
 from artifactr.files.native import CheckedIn, NativeFiles, Unchanged
-from tests.native.conftest import AGENT, ALICE, BOB, Env, chunks, sample_docx
+from tests.native.conftest import AGENT, ALICE, BOB, World, chunks, sample_docx
 
 ADMIN = UserActor(id="admin", name="Admin")
 
@@ -56,7 +56,7 @@ REPLACE = AppCommand(command="edit.replaceAll", params={"text": "Draft", "with":
 NOTHING = AppCommand(command="edit.replaceAll", params={"text": "no such words", "with": "x"})
 
 
-async def read_all(env: Env, artifact_id: str, version: int | None = None) -> bytes:
+async def read_all(env: World, artifact_id: str, version: int | None = None) -> bytes:
     ws = await env.ws()
     return b"".join([chunk async for chunk in env.files.content(ws, artifact_id, version)])
 
@@ -79,7 +79,7 @@ def edited_body(data: bytes) -> bytes:
 # ─── upload ───────────────────────────────────────────────────────────────────
 
 
-async def test_an_upload_puts_the_bytes_then_creates_the_manifest(env: Env) -> None:
+async def test_an_upload_puts_the_bytes_then_creates_the_manifest(env: World) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     ws = await env.ws()
@@ -95,13 +95,13 @@ async def test_an_upload_puts_the_bytes_then_creates_the_manifest(env: Env) -> N
     assert doc.updated_by == ALICE
 
 
-async def test_an_agents_upload_is_a_proposal(env: Env) -> None:
+async def test_an_agents_upload_is_a_proposal(env: World) -> None:
     outcome = await env.files.upload(await env.ws(AGENT), "a.docx", chunks(sample_docx()))
     assert outcome.type == "proposed"
     assert await (await env.ws()).artifacts(WordDocument) == []
 
 
-async def test_an_upload_is_refused_while_the_app_is_off(env: Env) -> None:
+async def test_an_upload_is_refused_while_the_app_is_off(env: World) -> None:
     env.switch.set("t1", "w1", env.files.key, enabled=False)
     with pytest.raises(NotEnabled):
         await env.files.upload(await env.ws(), "a.docx", chunks(sample_docx()))
@@ -112,7 +112,7 @@ async def test_an_upload_is_refused_while_the_app_is_off(env: Env) -> None:
     ("data", "reason"), [(b"not a zip at all", "not_a_zip"), (b"", "not_a_zip")]
 )
 async def test_an_upload_that_is_not_a_package_is_refused_unstored(
-    env: Env, data: bytes, reason: str
+    env: World, data: bytes, reason: str
 ) -> None:
     with pytest.raises(UnsafeFile) as caught:
         await env.files.upload(await env.ws(), "a.docx", chunks(data))
@@ -120,7 +120,7 @@ async def test_an_upload_that_is_not_a_package_is_refused_unstored(
     assert await (await env.ws()).artifacts(WordDocument) == []
 
 
-async def test_an_upload_over_the_size_limit_is_refused(memory_env: Env) -> None:
+async def test_an_upload_over_the_size_limit_is_refused(memory_env: World) -> None:
     files = memory_env.files
     files._max_size = 100  # the constructor's max_size, set small for this one test
     with pytest.raises(FileTooLarge) as caught:
@@ -128,7 +128,7 @@ async def test_an_upload_over_the_size_limit_is_refused(memory_env: Env) -> None
     assert caught.value.payload()["limit"] == 100
 
 
-async def test_an_upload_names_every_wrong_field(memory_env: Env) -> None:
+async def test_an_upload_names_every_wrong_field(memory_env: World) -> None:
     with pytest.raises(ValidationFailed) as caught:
         await memory_env.files.upload(
             await memory_env.ws(), " ", chunks(sample_docx()), media_type="text/plain"
@@ -151,7 +151,7 @@ async def test_an_upload_names_every_wrong_field(memory_env: Env) -> None:
 # ─── edits ────────────────────────────────────────────────────────────────────
 
 
-async def test_a_persons_edit_commits_a_patch_that_tests_the_base_digest(env: Env) -> None:
+async def test_a_persons_edit_commits_a_patch_that_tests_the_base_digest(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     before = await ws.get(WordDocument, artifact_id)
@@ -187,7 +187,7 @@ async def test_a_persons_edit_commits_a_patch_that_tests_the_base_digest(env: En
     assert await env.files.lease(ws, artifact_id) is None
 
 
-async def test_an_agents_edit_is_a_proposal_that_a_person_accepts(env: Env) -> None:
+async def test_an_agents_edit_is_a_proposal_that_a_person_accepts(env: World) -> None:
     artifact_id = await env.upload()
     outcome = await env.files.edit(
         await env.ws(AGENT), artifact_id, base_version=1, commands=[REPLACE]
@@ -205,7 +205,7 @@ async def test_an_agents_edit_is_a_proposal_that_a_person_accepts(env: Env) -> N
     assert revision.patch.model_dump()["ops"][0]["op"] == "test"
 
 
-async def test_accepting_a_stale_proposal_fails_and_keeps_it_pending(env: Env) -> None:
+async def test_accepting_a_stale_proposal_fails_and_keeps_it_pending(env: World) -> None:
     artifact_id = await env.upload()
     proposed = await env.files.edit(
         await env.ws(AGENT), artifact_id, base_version=1, commands=[REPLACE]
@@ -226,7 +226,7 @@ async def test_accepting_a_stale_proposal_fails_and_keeps_it_pending(env: Env) -
     assert "Signed" in await env.files.text(ws, artifact_id)
 
 
-async def test_a_batch_that_changes_nothing_makes_no_revision(env: Env) -> None:
+async def test_a_batch_that_changes_nothing_makes_no_revision(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     outcome = await env.files.edit(ws, artifact_id, base_version=1, commands=[NOTHING])
@@ -234,7 +234,7 @@ async def test_a_batch_that_changes_nothing_makes_no_revision(env: Env) -> None:
     assert len(await ws.revisions(artifact_id)) == 1
 
 
-async def test_an_edit_on_a_stale_base_is_a_conflict_before_the_app_runs(env: Env) -> None:
+async def test_an_edit_on_a_stale_base_is_a_conflict_before_the_app_runs(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     await env.files.edit(ws, artifact_id, base_version=1, commands=[REPLACE])
@@ -244,14 +244,14 @@ async def test_an_edit_on_a_stale_base_is_a_conflict_before_the_app_runs(env: En
     assert caught.value.details() == {"artifact_id": artifact_id, "base": 1, "head": 2}
 
 
-async def test_an_empty_batch_is_refused(memory_env: Env) -> None:
+async def test_an_empty_batch_is_refused(memory_env: World) -> None:
     artifact_id = await memory_env.upload()
     with pytest.raises(ValidationFailed) as caught:
         await memory_env.files.edit(await memory_env.ws(), artifact_id, base_version=1, commands=[])
     assert caught.value.errors[0]["loc"] == ["commands"]
 
 
-async def test_an_edit_while_a_person_has_the_file_checked_out_is_busy(env: Env) -> None:
+async def test_an_edit_while_a_person_has_the_file_checked_out_is_busy(env: World) -> None:
     artifact_id = await env.upload()
     checkout = await env.files.check_out(await env.ws(BOB), artifact_id)
     with pytest.raises(ArtifactBusy) as caught:
@@ -262,7 +262,7 @@ async def test_an_edit_while_a_person_has_the_file_checked_out_is_busy(env: Env)
     assert (await env.files.lease(await env.ws(), artifact_id)) == caught.value.lease
 
 
-async def test_a_failed_app_call_commits_nothing_and_releases_the_lease(env: Env) -> None:
+async def test_a_failed_app_call_commits_nothing_and_releases_the_lease(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     env.app.fail_next("refused")
@@ -279,7 +279,7 @@ async def test_a_failed_app_call_commits_nothing_and_releases_the_lease(env: Env
     assert "no.such.command" in caught.value.reason
 
 
-async def test_an_edit_is_refused_while_the_app_is_off_before_any_lease(env: Env) -> None:
+async def test_an_edit_is_refused_while_the_app_is_off_before_any_lease(env: World) -> None:
     artifact_id = await env.upload()
     env.switch.set("t1", "w1", env.files.key, enabled=False)
     ws = await env.ws()
@@ -295,7 +295,7 @@ async def test_an_edit_is_refused_while_the_app_is_off_before_any_lease(env: Env
 # ─── check-out and check-in ───────────────────────────────────────────────────
 
 
-async def test_a_check_out_is_exclusive_and_two_tabs_are_two_check_outs(env: Env) -> None:
+async def test_a_check_out_is_exclusive_and_two_tabs_are_two_check_outs(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     first = await env.files.check_out(ws, artifact_id)
@@ -308,7 +308,7 @@ async def test_a_check_out_is_exclusive_and_two_tabs_are_two_check_outs(env: Env
     assert await env.files.checkout(ws, first.id) == first
 
 
-async def test_a_check_out_is_extended_by_acquiring_again(env: Env) -> None:
+async def test_a_check_out_is_extended_by_acquiring_again(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     checkout = await env.files.check_out(ws, artifact_id)
@@ -321,7 +321,7 @@ async def test_a_check_out_is_extended_by_acquiring_again(env: Env) -> None:
     assert lease.expires_at == extended.expires_at
 
 
-async def test_only_the_person_who_checked_out_may_act_on_the_check_out(env: Env) -> None:
+async def test_only_the_person_who_checked_out_may_act_on_the_check_out(env: World) -> None:
     artifact_id = await env.upload()
     checkout = await env.files.check_out(await env.ws(), artifact_id)
     bob = await env.ws(BOB)
@@ -334,7 +334,7 @@ async def test_only_the_person_who_checked_out_may_act_on_the_check_out(env: Env
 
 
 async def test_a_person_s_open_check_outs_of_a_file_include_those_whose_lease_lapsed(
-    env: Env,
+    env: World,
 ) -> None:
     artifact_id = await env.upload()
     alice, bob = await env.ws(), await env.ws(BOB)
@@ -353,7 +353,7 @@ async def test_a_person_s_open_check_outs_of_a_file_include_those_whose_lease_la
         await env.files.open_checkouts(alice, "art_missing")
 
 
-async def test_a_discarded_check_out_frees_the_file(env: Env) -> None:
+async def test_a_discarded_check_out_frees_the_file(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     checkout = await env.files.check_out(ws, artifact_id)
@@ -372,7 +372,7 @@ async def test_a_discarded_check_out_frees_the_file(env: Env) -> None:
     assert caught.value.message.endswith("Z")
 
 
-async def test_a_check_in_commits_as_the_person_and_a_retry_answers_the_same(env: Env) -> None:
+async def test_a_check_in_commits_as_the_person_and_a_retry_answers_the_same(env: World) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     ws = await env.ws(BOB)
@@ -397,7 +397,7 @@ async def test_a_check_in_commits_as_the_person_and_a_retry_answers_the_same(env
         await env.files.extend(ws, checkout.id)
 
 
-async def test_a_check_in_equal_to_the_head_commits_nothing(env: Env) -> None:
+async def test_a_check_in_equal_to_the_head_commits_nothing(env: World) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     ws = await env.ws()
@@ -410,7 +410,7 @@ async def test_a_check_in_equal_to_the_head_commits_nothing(env: Env) -> None:
     assert await env.files.lease(ws, artifact_id) is None
 
 
-async def test_a_stale_check_in_becomes_a_proposal_against_the_head(env: Env) -> None:
+async def test_a_stale_check_in_becomes_a_proposal_against_the_head(env: World) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     bob = await env.ws(BOB)
@@ -440,7 +440,7 @@ async def test_a_stale_check_in_becomes_a_proposal_against_the_head(env: Env) ->
 
 
 async def test_a_check_in_after_another_person_took_the_lapsed_file_is_a_proposal(
-    env: Env,
+    env: World,
 ) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
@@ -453,7 +453,7 @@ async def test_a_check_in_after_another_person_took_the_lapsed_file_is_a_proposa
     assert len(await bob.revisions(artifact_id)) == 1
 
 
-async def test_a_check_in_after_a_lapse_with_no_commit_still_commits(env: Env) -> None:
+async def test_a_check_in_after_a_lapse_with_no_commit_still_commits(env: World) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     ws = await env.ws()
@@ -463,7 +463,7 @@ async def test_a_check_in_after_a_lapse_with_no_commit_still_commits(env: Env) -
     assert result.status == "applied"
 
 
-async def test_check_in_and_extend_are_refused_while_the_app_is_off(env: Env) -> None:
+async def test_check_in_and_extend_are_refused_while_the_app_is_off(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     checkout = await env.files.check_out(ws, artifact_id)
@@ -475,7 +475,7 @@ async def test_check_in_and_extend_are_refused_while_the_app_is_off(env: Env) ->
     assert len(await ws.revisions(artifact_id)) == 1
 
 
-async def test_a_hostile_check_in_is_refused_and_keeps_the_check_out(env: Env) -> None:
+async def test_a_hostile_check_in_is_refused_and_keeps_the_check_out(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     checkout = await env.files.check_out(ws, artifact_id)
@@ -488,7 +488,7 @@ async def test_a_hostile_check_in_is_refused_and_keeps_the_check_out(env: Env) -
 # ─── reads ────────────────────────────────────────────────────────────────────
 
 
-async def test_every_revision_keeps_its_content_text_and_review(env: Env) -> None:
+async def test_every_revision_keeps_its_content_text_and_review(env: World) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     ws = await env.ws()
@@ -501,7 +501,7 @@ async def test_every_revision_keeps_its_content_text_and_review(env: Env) -> Non
         await env.files.text(ws, artifact_id, 7)
 
 
-async def test_a_comment_shows_in_the_review_with_its_id(env: Env) -> None:
+async def test_a_comment_shows_in_the_review_with_its_id(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     await env.files.edit(
@@ -520,7 +520,7 @@ async def test_a_comment_shows_in_the_review_with_its_id(env: Env) -> None:
     assert review[0].id
 
 
-async def test_a_rendered_page_is_a_png_served_from_the_cache_the_second_time(env: Env) -> None:
+async def test_a_rendered_page_is_a_png_served_from_the_cache_the_second_time(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     png = await env.files.render(ws, artifact_id, 1, 1)
@@ -541,7 +541,7 @@ async def test_a_rendered_page_is_a_png_served_from_the_cache_the_second_time(en
         await env.files.render(ws, artifact_id, 1, 999)
 
 
-async def test_a_hidden_file_is_answered_as_a_missing_one_by_every_method(env: Env) -> None:
+async def test_a_hidden_file_is_answered_as_a_missing_one_by_every_method(env: World) -> None:
     artifact_id = await env.upload()
 
     async def hidden(tenant: str, workspace: str, actor: Actor) -> Visibility:
@@ -572,14 +572,14 @@ async def test_a_hidden_file_is_answered_as_a_missing_one_by_every_method(env: E
         await read_all_as(env, blind, artifact_id)
 
 
-async def read_all_as(env: Env, ws: Workspace, artifact_id: str) -> bytes:
+async def read_all_as(env: World, ws: Workspace, artifact_id: str) -> bytes:
     return b"".join([chunk async for chunk in env.files.content(ws, artifact_id)])
 
 
 # ─── collection ───────────────────────────────────────────────────────────────
 
 
-async def test_collect_removes_only_what_nothing_references_after_the_grace(env: Env) -> None:
+async def test_collect_removes_only_what_nothing_references_after_the_grace(env: World) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     ws = await env.ws()
@@ -604,7 +604,7 @@ async def test_collect_removes_only_what_nothing_references_after_the_grace(env:
     assert "Final" in await env.files.text(ws, artifact_id)
 
 
-async def test_collect_keeps_an_open_check_outs_base_and_refuses_a_partial_view(env: Env) -> None:
+async def test_collect_keeps_an_open_check_outs_base_and_refuses_a_partial_view(env: World) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     ws = await env.ws()
@@ -624,7 +624,7 @@ async def test_collect_keeps_an_open_check_outs_base_and_refuses_a_partial_view(
 
 
 async def test_a_check_in_over_the_size_limit_is_refused_and_keeps_the_check_out(
-    memory_env: Env,
+    memory_env: World,
 ) -> None:
     artifact_id = await memory_env.upload()
     ws = await memory_env.ws()
@@ -635,7 +635,7 @@ async def test_a_check_in_over_the_size_limit_is_refused_and_keeps_the_check_out
     assert await memory_env.files.lease(ws, artifact_id) is not None
 
 
-async def test_an_agents_check_in_is_a_proposal_as_its_write_policy_says(env: Env) -> None:
+async def test_an_agents_check_in_is_a_proposal_as_its_write_policy_says(env: World) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     agent = await env.ws(AGENT)
@@ -648,7 +648,7 @@ async def test_an_agents_check_in_is_a_proposal_as_its_write_policy_says(env: En
 
 
 async def test_a_check_in_that_loses_the_race_to_a_commit_becomes_a_proposal(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = sample_docx()
     artifact_id = await memory_env.upload(data)
@@ -678,7 +678,7 @@ async def test_a_check_in_that_loses_the_race_to_a_commit_becomes_a_proposal(
 # ─── retries, races and late check-ins (ADR-0009) ─────────────────────────────
 
 
-async def test_a_retried_check_in_kept_as_a_proposal_answers_the_same_proposal(env: Env) -> None:
+async def test_a_retried_check_in_kept_as_a_proposal_answers_the_same_proposal(env: World) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     bob = await env.ws(BOB)
@@ -696,7 +696,7 @@ async def test_a_retried_check_in_kept_as_a_proposal_answers_the_same_proposal(e
 
 
 async def test_a_check_in_of_a_check_out_someone_discarded_is_kept_and_says_who_and_when(
-    env: Env,
+    env: World,
 ) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
@@ -721,7 +721,7 @@ async def test_a_check_in_of_a_check_out_someone_discarded_is_kept_and_says_who_
     assert (record.state, record.ended_by) == ("discarded", ADMIN)
 
 
-async def test_a_check_in_the_app_fails_on_lets_a_retry_check_in(env: Env) -> None:
+async def test_a_check_in_the_app_fails_on_lets_a_retry_check_in(env: World) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     ws = await env.ws()
@@ -734,7 +734,7 @@ async def test_a_check_in_the_app_fails_on_lets_a_retry_check_in(env: Env) -> No
 
 
 async def test_a_check_out_checked_in_before_outcomes_were_kept_refuses_a_retry(
-    env: Env,
+    env: World,
 ) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
@@ -749,7 +749,7 @@ async def test_a_check_out_checked_in_before_outcomes_were_kept_refuses_a_retry(
         await env.files.check_in(ws, checkout.id, chunks(sample_docx()))
 
 
-def claims_of(env: Env, monkeypatch: pytest.MonkeyPatch) -> "asyncio.Queue[Checkout | None]":
+def claims_of(env: World, monkeypatch: pytest.MonkeyPatch) -> "asyncio.Queue[Checkout | None]":
     """Return a queue of what each claim of a check-out answers from now on, as it answers."""
     answers: asyncio.Queue[Checkout | None] = asyncio.Queue()
     claim = env.checkouts.claim
@@ -773,7 +773,7 @@ async def held_by(answers: "asyncio.Queue[Checkout | None]", holder: str) -> Non
 
 
 async def test_a_check_in_waits_for_another_check_in_of_its_check_out_and_answers_alike(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = sample_docx()
     artifact_id = await memory_env.upload(data)
@@ -800,7 +800,7 @@ async def test_a_check_in_waits_for_another_check_in_of_its_check_out_and_answer
 
 
 async def test_a_check_in_waiting_on_a_check_out_that_was_removed_finds_none(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     data = sample_docx()
     artifact_id = await memory_env.upload(data)
@@ -821,7 +821,7 @@ async def test_a_check_in_waiting_on_a_check_out_that_was_removed_finds_none(
 
 
 async def test_a_check_in_that_stalled_past_its_claim_answers_what_the_retry_did(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = memory_env
     data = sample_docx()
@@ -848,7 +848,7 @@ async def test_a_check_in_that_stalled_past_its_claim_answers_what_the_retry_did
 
 
 async def test_a_stale_check_in_proposes_against_whatever_head_it_finds(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = memory_env
     data = sample_docx()
@@ -881,7 +881,7 @@ async def test_a_stale_check_in_proposes_against_whatever_head_it_finds(
 
 
 async def test_a_stale_check_in_that_finds_the_head_equal_to_it_is_unchanged(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = memory_env
     data = sample_docx()
@@ -916,7 +916,7 @@ async def test_a_stale_check_in_that_finds_the_head_equal_to_it_is_unchanged(
 
 
 async def test_an_extend_that_finds_its_check_out_gone_lets_go_of_the_file(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = memory_env
     artifact_id = await env.upload()
@@ -938,7 +938,7 @@ async def test_an_extend_that_finds_its_check_out_gone_lets_go_of_the_file(
 
 
 async def test_a_check_out_granted_just_after_an_edit_committed_is_based_on_that_edit(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = memory_env
     data = sample_docx()
@@ -967,7 +967,7 @@ async def test_a_check_out_granted_just_after_an_edit_committed_is_based_on_that
 
 
 async def test_an_edit_whose_base_moved_on_before_it_held_the_file_conflicts_unrun(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = memory_env
     data = sample_docx()
@@ -992,7 +992,9 @@ async def test_an_edit_whose_base_moved_on_before_it_held_the_file_conflicts_unr
     assert await (await env.ws()).proposals() == []
 
 
-async def test_extending_a_lapsed_check_out_after_the_file_moved_on_lets_go_of_it(env: Env) -> None:
+async def test_extending_a_lapsed_check_out_after_the_file_moved_on_lets_go_of_it(
+    env: World,
+) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     alice, bob = await env.ws(), await env.ws(BOB)
@@ -1016,7 +1018,7 @@ async def test_extending_a_lapsed_check_out_after_the_file_moved_on_lets_go_of_i
 
 
 async def test_a_check_out_whose_record_can_t_be_kept_lets_go_of_the_file(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = memory_env
     artifact_id = await env.upload()
@@ -1031,7 +1033,7 @@ async def test_a_check_out_whose_record_can_t_be_kept_lets_go_of_the_file(
 
 
 async def test_a_check_in_discarded_after_its_lease_was_renewed_is_a_proposal(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = memory_env
     data = sample_docx()
@@ -1052,7 +1054,7 @@ async def test_a_check_in_discarded_after_its_lease_was_renewed_is_a_proposal(
 
 
 async def test_a_manifest_without_text_reads_as_empty_and_a_lost_blob_as_damaged(
-    memory_env: Env,
+    memory_env: World,
 ) -> None:
     ws = await memory_env.ws()
     await ws.create(
@@ -1076,7 +1078,7 @@ async def test_a_manifest_without_text_reads_as_empty_and_a_lost_blob_as_damaged
     }
 
 
-async def test_a_text_the_store_has_lost_reads_as_damaged(memory_env: Env) -> None:
+async def test_a_text_the_store_has_lost_reads_as_damaged(memory_env: World) -> None:
     ws = await memory_env.ws()
     await ws.create(
         WordDocument(
@@ -1094,7 +1096,7 @@ async def test_a_text_the_store_has_lost_reads_as_damaged(memory_env: Env) -> No
 
 
 async def test_a_text_or_review_the_store_holds_with_another_size_reads_as_damaged(
-    memory_env: Env,
+    memory_env: World,
 ) -> None:
     artifact_id = await memory_env.upload()
     ws = await memory_env.ws()
@@ -1119,7 +1121,7 @@ async def test_a_text_or_review_the_store_holds_with_another_size_reads_as_damag
     assert await memory_env.files.text(ws, artifact_id, 1)
 
 
-async def test_without_integrations_every_app_is_on(memory_env: Env) -> None:
+async def test_without_integrations_every_app_is_on(memory_env: World) -> None:
     files = NativeFiles(
         blobs=memory_env.blobs,
         app=memory_env.app,
@@ -1139,7 +1141,7 @@ class BrokenSaver(FakeApp):
         return edited.model_copy(update={"content": b"not a package"})
 
 
-async def test_an_app_that_saves_an_unreadable_package_is_a_crash(memory_env: Env) -> None:
+async def test_an_app_that_saves_an_unreadable_package_is_a_crash(memory_env: World) -> None:
     artifact_id = await memory_env.upload()
     memory_env.files.app = BrokenSaver()
     with pytest.raises(AppCrashed) as caught:
@@ -1150,7 +1152,7 @@ async def test_an_app_that_saves_an_unreadable_package_is_a_crash(memory_env: En
 
 
 async def test_someone_else_may_break_a_check_out_only_if_they_may_archive_the_file(
-    env: Env,
+    env: World,
 ) -> None:
     artifact_id = await env.upload()
     checkout = await env.files.check_out(await env.ws(), artifact_id)
@@ -1176,7 +1178,7 @@ async def test_someone_else_may_break_a_check_out_only_if_they_may_archive_the_f
     assert (broken.state, broken.ended_by) == ("discarded", ADMIN)
 
 
-async def test_an_uploaded_name_keeps_no_control_or_direction_characters(env: Env) -> None:
+async def test_an_uploaded_name_keeps_no_control_or_direction_characters(env: World) -> None:
     ws = await env.ws()
     outcome = await env.files.upload(ws, " \u202ea\u0007b\u2028c.docx\n", chunks(sample_docx()))
     assert outcome.type == "applied"
@@ -1186,7 +1188,7 @@ async def test_an_uploaded_name_keeps_no_control_or_direction_characters(env: En
     assert caught.value.errors[0]["type"] == "missing"
 
 
-async def test_bad_names_ids_pages_and_scales_are_refused_before_any_work(env: Env) -> None:
+async def test_bad_names_ids_pages_and_scales_are_refused_before_any_work(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     with pytest.raises(ValidationFailed) as caught:

@@ -29,7 +29,6 @@ from artifactr.workspace import Workspace
 from pydantic import JsonValue
 
 from artifactr.files import AppCommand, ArtifactBusy, WordDocument
-from artifactr.files.apps.fake import FakeApp
 from artifactr.files.core.integrations import InMemoryIntegrations
 from artifactr.files.native import CheckedIn
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
@@ -37,7 +36,8 @@ from artifactr.files.sql import migrate as migrate_files
 from tests.clock import Clock
 from tests.databases import another_engine, postgres_schema
 from tests.documents import build_docx
-from tests.native.conftest import ALICE, BOB, Env, build, chunks
+from tests.native.conftest import ALICE, BOB, World, chunks
+from tests.world import assemble
 
 pytestmark = pytest.mark.postgres
 
@@ -57,7 +57,7 @@ LOG = logging.getLogger(__name__)
 
 
 @pytest.fixture
-async def pair(tmp_path: Path) -> AsyncIterator[tuple[Env, Env]]:
+async def pair(tmp_path: Path) -> AsyncIterator[tuple[World, World]]:
     """Two services on one PostgreSQL schema through two engines, as two processes."""
     async with postgres_schema() as engine:
         other = await another_engine(engine)
@@ -71,18 +71,18 @@ async def pair(tmp_path: Path) -> AsyncIterator[tuple[Env, Env]]:
             await other.dispose()
 
 
-def _env(engine: Any, clock: Clock, switch: InMemoryIntegrations) -> Env:
-    return build(
+def _env(engine: Any, clock: Clock, switch: InMemoryIntegrations) -> World:
+    return assemble(
         "postgres",
         SqlStorage(engine),
-        FakeApp(),
         SqlBlobs(engine, clock=clock),
         SqlLeases(engine, clock=clock),
         SqlCheckouts(engine),
         SqlRenders(engine),
-        switch,
-        clock,
-        {},
+        switch=switch,
+        clock=clock,
+        deadline=2.0,
+        render_deadline=2.0,
     )
 
 
@@ -133,7 +133,7 @@ def document(n: int, words: str = "") -> bytes:
     return build_docx([f"Try {n}: the parties agree.{words}"])
 
 
-async def audit(env: Env, artifact_ids: Sequence[str]) -> None:
+async def audit(env: World, artifact_ids: Sequence[str]) -> None:
     """Every revision's patch tests the previous head's digest; every blob matches its digest."""
     ws = await env.ws()
     proposals = await ws.proposals()
@@ -178,7 +178,7 @@ async def later(n: int, call: Awaitable[Any]) -> Any:
     return await call
 
 
-async def lease_of(env: Env, artifact_id: str) -> str | None:
+async def lease_of(env: World, artifact_id: str) -> str | None:
     lease = await env.leases.current(env.scope, artifact_id)
     return None if lease is None else lease.holder
 
@@ -188,7 +188,7 @@ async def lease_of(env: Env, artifact_id: str) -> str | None:
 
 @pytest.mark.parametrize("edited", [True, False], ids=["edited", "as downloaded"])
 async def test_two_check_ins_of_one_check_out_at_once_answer_alike(
-    pair: tuple[Env, Env], edited: bool
+    pair: tuple[World, World], edited: bool
 ) -> None:
     first, second = pair
     outcomes: Counter[str] = Counter()
@@ -229,7 +229,7 @@ async def test_two_check_ins_of_one_check_out_at_once_answer_alike(
 
 
 async def test_retries_of_a_check_in_kept_as_a_proposal_answer_the_same_proposal(
-    pair: tuple[Env, Env],
+    pair: tuple[World, World],
 ) -> None:
     first, second = pair
     outcomes: Counter[str] = Counter()
@@ -266,7 +266,7 @@ async def test_retries_of_a_check_in_kept_as_a_proposal_answer_the_same_proposal
 # ─── 3. a stale check-in racing an edit ───────────────────────────────────────
 
 
-async def test_a_stale_check_in_racing_an_edit_is_always_kept(pair: tuple[Env, Env]) -> None:
+async def test_a_stale_check_in_racing_an_edit_is_always_kept(pair: tuple[World, World]) -> None:
     first, second = pair
     outcomes: Counter[str] = Counter()
     timings: list[float] = []
@@ -312,7 +312,7 @@ async def test_a_stale_check_in_racing_an_edit_is_always_kept(pair: tuple[Env, E
 
 
 async def test_extend_racing_a_check_in_never_leaves_the_file_held(
-    pair: tuple[Env, Env],
+    pair: tuple[World, World],
 ) -> None:
     first, second = pair
     outcomes: Counter[str] = Counter()
@@ -355,7 +355,7 @@ async def test_extend_racing_a_check_in_never_leaves_the_file_held(
 
 
 async def test_a_check_in_racing_a_discard_keeps_the_work_and_says_who_ended_it(
-    pair: tuple[Env, Env],
+    pair: tuple[World, World],
 ) -> None:
     first, second = pair
     outcomes: Counter[str] = Counter()
@@ -396,7 +396,7 @@ async def test_a_check_in_racing_a_discard_keeps_the_work_and_says_who_ended_it(
 
 
 async def ask_until_granted(
-    env: Env, ws: Workspace, artifact_id: str, writer: asyncio.Future[Any]
+    env: World, ws: Workspace, artifact_id: str, writer: asyncio.Future[Any]
 ) -> tuple[Any, float]:
     """Press "check out" while the file is busy, until it is granted or the writer is done."""
     while True:
@@ -408,7 +408,7 @@ async def ask_until_granted(
 
 @pytest.mark.parametrize("writer", ["edit", "check-in"])
 async def test_a_check_out_granted_during_a_commit_is_based_on_the_head_it_holds(
-    pair: tuple[Env, Env], writer: str
+    pair: tuple[World, World], writer: str
 ) -> None:
     """Someone commits and lets go while a person keeps asking to check the file out (ADR-0015).
 

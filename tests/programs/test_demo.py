@@ -61,7 +61,7 @@ async def test_the_story_runs_from_upload_to_the_final_docx(
     assert "Alice checks it in: applied, v3" in story
     assert "retries the upload, answered alike: applied, v3" in story
     assert "Bob checks in: proposed" in story
-    assert "v2 by Bob: add a review note at the end" in story
+    assert "v2 by assistant, accepted by Bob: add a review note at the end" in story
     assert "v4 by Alice: sign" in story
     with zipfile.ZipFile(final) as package:
         body = package.read("word/document.xml").decode()

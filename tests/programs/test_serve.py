@@ -28,6 +28,9 @@ import pytest
 from artifactr import AgentActor, UserActor
 from artifactr.core import SystemActor
 from grantr import Agent, User
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.types import TextContent
 
 from artifactr.files.apps.fake import FakeApp
 from artifactr.files.fastapi.portal import PERSON_COOKIE
@@ -42,6 +45,7 @@ PNG = b"\x89PNG\r\n\x1a\n"
 RITA = {"x-user": "rita"}
 EDDIE = {"x-user": "eddie"}
 MALLORY = {"x-user": "mallory"}
+MCP_URL = "http://127.0.0.1:8000/mcp/"
 
 
 def free_port() -> int:
@@ -249,3 +253,65 @@ async def test_an_app_without_the_assistants_commands_serves_with_no_suggestion(
             assert "Pending proposals" in page.text
             assert "None." in page.text
     assert any("the assistant's suggestion was not seeded" in line for line in lines)
+
+
+async def test_the_served_app_mounts_mcp_with_the_native_file_tools_for_the_named_person(
+    tmp_path: Path,
+) -> None:
+    lines: list[str] = []
+    app = serve.create_app(tmp_path / "serve.db", corpus=tmp_path, say=lines.append)
+    async with app.router.lifespan_context(app):
+        assert (
+            "MCP (Streamable HTTP) at http://127.0.0.1:8000/mcp/, for the person x-user names"
+            in (lines)
+        )
+        found = re.search(r"seeded \S+ at \S+/files/(art_\w+),", "\n".join(lines))
+        assert found is not None
+        artifact_id = found.group(1)
+        transport = httpx2.ASGITransport(app=app)
+        async with (
+            httpx2.AsyncClient(transport=transport, headers=RITA) as http,
+            Client(streamable_http_client(f"{MCP_URL}", http_client=http)) as client,
+        ):
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            assert {"read_native", "read_review", "find_commands", "edit_native"} <= tools
+            read = await client.call_tool(
+                "read_native", {"workspace_id": "w1", "artifact_id": artifact_id, "start": 0}
+            )
+            assert not read.is_error
+            assert isinstance(read.content[0], TextContent)
+            assert "Services agreement" in read.content[0].text
+        # Someone who is no member is refused, over MCP as over HTTP.
+        async with (
+            httpx2.AsyncClient(transport=transport, headers=MALLORY) as http,
+            Client(streamable_http_client(f"{MCP_URL}", http_client=http)) as client,
+        ):
+            refused = await client.call_tool(
+                "read_native", {"workspace_id": "w1", "artifact_id": artifact_id, "start": 0}
+            )
+            assert refused.is_error
+            assert isinstance(refused.content[0], TextContent)
+            assert "artifactr:open is refused in this workspace" in refused.content[0].text
+
+
+async def test_the_tenant_owner_may_do_anything_and_anyone_else_is_refused(tmp_path: Path) -> None:
+    lines: list[str] = []
+    app = serve.create_app(tmp_path / "serve.db", corpus=tmp_path, say=lines.append)
+    async with app.router.lifespan_context(app):
+        assert any(
+            "olive owns the tenant; anyone else is no member, refused (403)" in line
+            for line in lines
+        )
+        found = re.search(r"seeded \S+ at http://127.0.0.1:8000(\S+),", "\n".join(lines))
+        assert found is not None
+        file = found.group(1)
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(
+            transport=transport, base_url="http://127.0.0.1:8000"
+        ) as http:
+            for path in (f"{file}/lease", f"{file}/versions/1/content", "/workspaces/w1/artifacts"):
+                olive = await http.get(path, headers={"x-user": "olive"})
+                assert olive.status_code == 200, (path, olive.text)
+                for stranger in ("mallory", "zed", "Olive"):
+                    refused = await http.get(path, headers={"x-user": stranger})
+                    assert refused.status_code == 403, (path, stranger, refused.text)

@@ -25,7 +25,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files.sql import SqlCheckouts, migrate
-from artifactr.files.sql._sessions import DatabaseNow
+from artifactr.files.sql._connections import DatabaseNow
 from artifactr.files.sql.schema import SCRIPT_LOCATION, alembic_config
 from artifactr.files.sql.tables import TABLES, VERSION_TABLE, UtcDateTime, metadata, owned
 

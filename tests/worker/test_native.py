@@ -10,20 +10,17 @@ from collections.abc import AsyncIterator
 
 import docx
 import pytest
-from artifactr import UserActor, Workspaces
-from artifactr.workspace import InMemoryStorage
+from artifactr import UserActor
 
 from artifactr.files import (
     AppCommand,
-    InMemoryBlobs,
-    InMemoryCheckouts,
-    InMemoryLeases,
     UnsafeFile,
     WordDocument,
 )
 from artifactr.files.native import NativeFiles
 from tests import hostile
 from tests.worker.conftest import MakeWorker
+from tests.world import world_in_memory
 
 ALICE = UserActor(id="alice", name="Alice")
 
@@ -45,14 +42,9 @@ async def test_a_document_is_uploaded_edited_checked_out_and_in_through_the_work
     make_worker: MakeWorker, report: bytes
 ) -> None:
     served = make_worker("standin", build="sha256:" + "cd" * 32)
-    files = NativeFiles(
-        blobs=InMemoryBlobs(),
-        app=served.app(),
-        leases=InMemoryLeases(),
-        checkouts=InMemoryCheckouts(),
-    )
-    workspaces = Workspaces(InMemoryStorage(), types=[WordDocument])
-    ws = await workspaces.open("t1", "w1", actor=ALICE)
+    world = world_in_memory(app=served.app())
+    files = world.files
+    ws = await world.ws(ALICE)
 
     uploaded = await files.upload(ws, "report.docx", chunks(report))
     assert uploaded.type == "applied"
@@ -88,11 +80,9 @@ async def test_a_hostile_upload_is_refused_by_the_worker_and_stores_nothing(
     make_worker: MakeWorker,
 ) -> None:
     served = make_worker()
-    blobs = InMemoryBlobs()
-    files = NativeFiles(
-        blobs=blobs, app=served.app(), leases=InMemoryLeases(), checkouts=InMemoryCheckouts()
-    )
-    ws = await Workspaces(InMemoryStorage(), types=[WordDocument]).open("t1", "w1", actor=ALICE)
+    world = world_in_memory(app=served.app())
+    files = world.files
+    ws = await world.ws(ALICE)
     laughs = hostile.build(
         hostile.package(
             hostile.deflated(

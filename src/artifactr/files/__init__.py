@@ -1,19 +1,16 @@
 """artifactr.files: native files (Word documents first) as versioned artifactr artifacts.
 
 A native file is a manifest (:class:`WordDocument`) over bytes in a content-addressed blob
-store. Agents edit it by batches of the native app's own commands; people check it out, edit it
-in the app's browser build and check it in. Every revision is a JSON Patch that first tests the
-content digest it was made from (RFC-0003, ADR-0006)::
+store. Agents edit it by batches of the app's commands; people check it out and in. Every
+revision is a JSON Patch that first tests the content digest it was made from::
 
     from artifactr.files import NativeFiles, WordDocument, integration_gate
 
-The top level holds what an application uses: the service and its results, the manifests, the
-switch, the ports with their in-memory adapters, the fake app and the errors. The adapters that
-need an extra load when first used, and a missing extra is an :class:`ImportError` that names
-it: ``SqlBlobs``, ``SqlCheckouts``, ``SqlLeases`` and ``SqlRenders`` (``sqlite`` or
-``postgres``), ``files_router`` (``fastapi``), ``Subprocess`` and ``Worker`` (``worker``), and
-``native_file_tools`` (pydantic-ai, which artifactr-ai brings). The MCP tools are
-:mod:`artifactr.files.mcp` (``mcp``).
+The top level holds what an application uses. The adapters that need an extra load when first
+used, and a missing extra is an :class:`ImportError` that names it: ``SqlBlobs``,
+``SqlCheckouts``, ``SqlLeases``, ``SqlRenders`` (``sqlite`` or ``postgres``), ``files_router``
+(``fastapi``), ``Subprocess`` and ``Worker`` (``worker``), ``native_file_tools``. The MCP tools
+are :mod:`artifactr.files.mcp` (``mcp``).
 """
 
 import importlib

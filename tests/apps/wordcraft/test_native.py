@@ -8,20 +8,16 @@ a person's check-in commits, and a no-op save is no revision.
 import io
 
 import docx
-from artifactr import AgentActor, UserActor, Workspaces
+from artifactr import AgentActor, UserActor
 from artifactr.core import RespondToProposal
-from artifactr.workspace import InMemoryStorage
 
 from artifactr.files import (
     AppCommand,
-    InMemoryBlobs,
-    InMemoryCheckouts,
-    InMemoryLeases,
     WordDocument,
 )
 from artifactr.files.apps.wordcraft import Subprocess
-from artifactr.files.native import NativeFiles
 from tests.native.conftest import chunks
+from tests.world import world_in_memory
 
 ALICE = UserActor(id="alice", name="Alice")
 
@@ -29,10 +25,9 @@ ALICE = UserActor(id="alice", name="Alice")
 async def test_native_files_runs_on_wordcraft_from_upload_to_check_in(
     app: Subprocess, report: bytes
 ) -> None:
-    files = NativeFiles(
-        blobs=InMemoryBlobs(), app=app, leases=InMemoryLeases(), checkouts=InMemoryCheckouts()
-    )
-    ws = await Workspaces(InMemoryStorage(), types=[WordDocument]).open("t", "w", actor=ALICE)
+    world = world_in_memory(app=app)
+    files = world.files
+    ws = await world.ws(ALICE)
     uploaded = await files.upload(ws, "report.docx", chunks(report))
     assert uploaded.type == "applied"
     artifact_id = uploaded.artifact_id

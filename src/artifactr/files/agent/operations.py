@@ -1,37 +1,32 @@
-"""Answers: what the native file tools do, whichever surface carries them (ADR-0012).
+"""Operations: what the native file tools do, whichever surface carries them (ADR-0012).
 
-The agent's toolset (:mod:`artifactr.files.agent.tools`) and the MCP server's tools
-(:mod:`artifactr.files.mcp`) are two thin surfaces over the five functions here, one a tool.
-Each acts as the workspace handle it is given, through :class:`NativeFiles`, so access, hiding,
-write policy and the switch are decided there, and answers in :mod:`artifactr.files.agent.wording`'s
-words. A surface only turns what these raise into what its protocol says:
+The agent's toolset (:mod:`artifactr.files.agent.tools`) and the MCP tools
+(:mod:`artifactr.files.mcp`) are thin surfaces over the five functions here, one a tool. Each
+acts as the workspace handle it is given, through :class:`NativeFiles`, and answers in
+:mod:`artifactr.files.agent.wording`'s words. What a surface translates:
 
-- :class:`WrongArguments`: arguments the model got wrong (not a native file, a bad ``start`` or
-  ``page``, an empty batch, a command the app's catalog lacks), every one named at once.
-- :class:`CallFailed`: the app timed out, crashed or found the file too large. Retrying at once
-  won't help, so the call fails without spending retries.
-- A :class:`~artifactr.core.Rejection` as it is: another agent's edit holding the file
-  (:class:`~artifactr.files.core.errors.ArtifactBusy`), a stale base (``VersionConflict``), the
-  app's refusal (:class:`~artifactr.files.core.errors.AppRefused`), the switch
-  (:class:`~artifactr.files.core.errors.NotEnabled`), a refused write (``Forbidden``).
+- :class:`WrongArguments`: every argument the model got wrong, named at once.
+- :class:`CallFailed`: the app timed out, crashed or found the file too large.
+- A :class:`~artifactr.core.Rejection` as it is (a busy file, a stale base, the app's refusal,
+  the switch, a refused write).
 
-A person's check-out is not raised: :func:`edit_native` answers who has the file and until when,
-as an edit queued behind hours of someone's work would be stale when it arrived.
-
-``follow`` is called with a file's id once a call has found it, before the work: the toolset
-adds the file to the run's thread focus; an MCP client has no thread, and follows nothing.
+A person's check-out is not raised: :func:`edit_native` answers who has the file and until when.
+``follow`` is called with a file's id once a call has found it, before the work.
 """
 
 import json
+import re
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Final
 
 from artifactr.core import Applied, Artifact, NotFound, Proposed
 from artifactr.workspace import Workspace
 
 from artifactr.files.agent import wording
-from artifactr.files.core.app_port import AppCommand
+from artifactr.files.core.app_port import AppCommand, CommandSpec
+from artifactr.files.core.checkouts import Holder, parse_holder
 from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.errors import AppFailure, AppRefused
 from artifactr.files.core.leases import ArtifactBusy, ArtifactLease, scope_of
@@ -126,14 +121,49 @@ async def read_review(
     return wording.review_page(head.title, start, end, len(items), comments, lines)
 
 
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+
+STOP_WORDS: Final = frozenset(
+    ("a", "an", "and", "any", "at", "by", "for", "from", "in", "into", "it", "its", "my"),
+) | frozenset(("of", "on", "or", "some", "that", "the", "this", "to", "with"))
+"""Words a query may hold that name no command; they count only in a query of nothing else."""
+
+
+def _words(text: str) -> list[str]:
+    """Return the words of an id or a phrase, lower-cased: ``edit.replaceAll`` is 3."""
+    return [word.lower() for word in _WORD.findall(text)]
+
+
+def rank_commands(specs: Sequence[CommandSpec], query: str) -> list[CommandSpec]:
+    """Return the commands that match any word of a query, those matching most words first.
+
+    A query's word matches a command when a word of its id or label starts with it, in any
+    case, so ``append paragraph`` finds ``text.newParagraph``. Ties go to the command whose
+    id matches more words, then to the catalog's order. An empty query lists them all.
+    """
+    asked = list(dict.fromkeys(_words(query)))
+    wanted = [word for word in asked if word not in STOP_WORDS] or asked
+    if not wanted:
+        return list(specs)
+    ranked: list[tuple[int, int, int, CommandSpec]] = []
+    for order, spec in enumerate(specs):
+        in_id, in_label = _words(spec.id), _words(spec.label)
+        named = [word for word in wanted if any(w.startswith(word) for w in in_id)]
+        told = [word for word in wanted if any(w.startswith(word) for w in in_label)]
+        matched = len(set(named) | set(told))
+        if matched:
+            ranked.append((-matched, -len(named), order, spec))
+    return [spec for *_, spec in sorted(ranked, key=lambda row: row[:3])]
+
+
 async def find_commands(files: NativeFiles, query: str) -> str:
-    """Return the app's commands that match a query, :data:`~wording.MAX_COMMANDS` at most.
+    """Return the app's commands that match a query's words, :data:`~wording.MAX_COMMANDS` at most.
 
     Raises:
         CallFailed: If the app could not list them.
     """
     with _app_failures("list its commands"):
-        found = list(await files.app.commands(query))
+        found = rank_commands(await files.app.commands(), query)
     lines = [
         wording.command_line(spec.id, spec.params, spec.label, mutates=spec.mutates)
         for spec in found[: wording.MAX_COMMANDS]
@@ -191,9 +221,10 @@ async def edit_native(
                 thread_id=thread_id,
             )
     except ArtifactBusy as busy:
-        if busy.lease is None or not busy.lease.holder.startswith("checkout:"):
+        held = None if busy.lease is None else parse_holder(busy.lease.holder)
+        if busy.lease is None or held is None:
             raise  # another agent's edit, or none by now: a retry, in seconds
-        return await _checked_out(ws, files, busy.lease)
+        return await _checked_out(ws, files, busy.lease, held)
     if isinstance(outcome, Unchanged):
         return wording.unchanged(artifact_id, outcome.version)
     return outcome
@@ -261,9 +292,12 @@ def _app_failures(doing: str) -> Generator[None]:
         raise CallFailed(wording.app_failed(doing, failure.kind, failure.reason)) from failure
 
 
-async def _checked_out(ws: Workspace, files: NativeFiles, lease: ArtifactLease) -> str:
+async def _checked_out(
+    ws: Workspace, files: NativeFiles, lease: ArtifactLease, held: Holder
+) -> str:
     """Return the answer to an edit of a file a person has checked out."""
-    checkout_id, _, participant = lease.holder.removeprefix("checkout:").partition(":")
-    record = await files.checkouts.get(scope_of(ws), checkout_id)
-    who = participant if record is None else f"{record.actor.display_name} ({participant})"
+    record = await files.checkouts.get(scope_of(ws), held.checkout_id)
+    who = held.participant
+    if record is not None:
+        who = f"{record.actor.display_name} ({held.participant})"
     return wording.checked_out(lease.artifact_id, who, rfc3339(lease.expires_at))

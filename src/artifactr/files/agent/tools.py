@@ -1,11 +1,9 @@
 """Native file tools: the agent's tools for native files, behind the app's switch (ADR-0006).
 
 :func:`native_file_tools` is a pydantic-ai toolset over the run's
-:class:`~artifactr.agent.Session`, as artifactr's ``artifact_tools`` is. It sits beside the
-:class:`~artifactr.agent.ArtifactWorkspace` capability, whose generic tools list and read the
-manifest (name, pages, outline), and gives the agent the file itself: its words
-(``read_native``), its review (``read_review``), the app's commands (``find_commands``), an edit
-by a batch of them (``edit_native``) and, with ``view=True``, a look at a page (``view_page``)::
+:class:`~artifactr.agent.Session`, beside the :class:`~artifactr.agent.ArtifactWorkspace`
+capability: ``read_native``, ``read_review``, ``find_commands``, ``edit_native`` and, with
+``view=True``, ``view_page``::
 
     agent = Agent(
         model,
@@ -14,38 +12,13 @@ by a batch of them (``edit_native``) and, with ``view=True``, a look at a page (
         toolsets=[native_file_tools(files, view=True)],
     )
 
-Each tool acts as ``ctx.deps.workspace``, the run's agent, through :class:`NativeFiles`, so
-access, hiding, write policy and the switch are decided there. A tool that reads or edits a file
-adds it to the thread's focus, so the agent is told when others change it, a check-in included.
-
-The toolset is offered only while the app is on in the run's workspace: its prepare step asks
-:meth:`NativeFiles.enabled` once a step, and a model where the app is off never sees the tools.
-
-How each refusal reaches the model:
-
-- Arguments the model got wrong (not a native file, a bad ``start`` or ``page``, an empty
-  batch, a command the app's catalog lacks) are a ``ModelRetry`` naming every wrong argument at
-  once, as ADR-0078's tools do, since the capability gives a core refusal back with its message
-  alone.
-- A person's check-out is an answer, not a retry: ``edit_native`` returns who has the file and
-  until when, and tells the agent to plan again once it is checked in, rather than queue a
-  proposal that would be stale when it arrives.
-- Another agent's edit, which holds the file for seconds, and a lease that ended before it was
-  read are :class:`~artifactr.files.core.errors.ArtifactBusy` as it is; a stale base is artifactr's
-  ``VersionConflict`` ("read the artifact again"); the app's refusal is
-  :class:`~artifactr.files.core.errors.AppRefused`. The capability turns each into a retry with its
-  message, which the tools' retry budget (:data:`MAX_RETRIES`) bounds.
-- A timeout, a crash or a file too large fails the call, not the run: the tool raises
-  pydantic-ai's ``ToolFailed``, which the model sees as a failed result, without retry
-  instructions and without spending the budget, and which the capability records as an
-  ``error``. Raising the app's failure as it is would fail the whole run, as the capability does
-  with any exception that is not a rejection; retrying at once won't help either.
-
-The tools' work and words are :mod:`artifactr.files.agent.operations` and
-:mod:`artifactr.files.agent.wording`, which the MCP server's tools (:mod:`artifactr.files.mcp`)
-share (ADR-0012): this module only turns their answers and refusals into pydantic-ai's.
-
-Of the library's modules, only this one imports pydantic-ai (the demo and ``serve`` aside).
+Each tool acts as ``ctx.deps.workspace`` through :class:`NativeFiles`, and adds the file it
+reads or edits to the thread's focus. The toolset is offered only while the app is on in the
+run's workspace. Wrong arguments are one ``ModelRetry`` naming each; a person's check-out is an
+answer, not a retry; a rejection reaches the model as the capability gives it, within
+:data:`MAX_RETRIES`; the app's timeout, crash or size limit fails the call with ``ToolFailed``,
+not the run. The work and the words are :mod:`artifactr.files.agent.operations` and
+:mod:`artifactr.files.agent.wording`, shared with the MCP tools.
 """
 
 import contextlib

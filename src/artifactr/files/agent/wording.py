@@ -1,14 +1,9 @@
 """Wording: what the native file tools are called and say, on every surface (ADR-0012).
 
-An agent meets the native file tools on two surfaces: the application's own agents through the
-pydantic-ai toolset (:mod:`artifactr.files.agent.tools`), external agents through artifactr's MCP
-server (:mod:`artifactr.files.mcp`). Both take from here each tool's name, description and
-parameters (a :class:`ToolWording`), how much a call gives (:data:`READ_CHARS`,
-:data:`REVIEW_ITEMS`, :data:`MAX_COMMANDS`), and every sentence of an answer or a refusal, so
-an agent is told the same thing wherever it connects.
-
-Everything here is a constant or a pure function of what it is given: no I/O, and no import of
-pydantic-ai or the MCP SDK.
+The toolset and the MCP tools take from here each tool's name, description and parameters (a
+:class:`ToolWording`), the amounts a call gives (:data:`READ_CHARS`, :data:`REVIEW_ITEMS`,
+:data:`MAX_COMMANDS`), and every sentence of an answer or a refusal. Constants and pure functions
+only.
 """
 
 from collections.abc import Mapping, Sequence
@@ -82,19 +77,19 @@ READ_REVIEW: Final = ToolWording(
 
 FIND_COMMANDS: Final = ToolWording(
     "find_commands",
-    "Find the app's commands whose id or description contains a word, ten at most.\n\n"
-    "Each is listed with its parameters, which `edit_native` takes as\n"
-    '`{"command": id, "params": {...}}`.',
+    "Find the app's commands by the words of their id or description, ten at most.\n\n"
+    "The commands that match the most of your words, in any order, come first. Each is\n"
+    'listed with its parameters, which `edit_native` takes as `{"command": id, "params": {...}}`.',
     {
-        "query": "A word to look for, such as `replace`, `comment` or `style`; an empty\n"
-        "query lists the catalog from its start.",
+        "query": "Words to look for, such as `replace all`, `add a comment` or `style`; an\n"
+        "empty query lists the catalog from its start.",
     },
 )
 
 EDIT_NATIVE: Final = ToolWording(
     "edit_native",
     "Edit a native file with one batch of the app's commands, run in order.\n\n"
-    "The batch runs as one session of the app, on `base_version`, which must be the\n"
+    "The batch runs as one edit by the app, on `base_version`, which must be the\n"
     "file's version now. If the app refuses a command, the batch changes nothing. Your edit\n"
     "may become a proposal for a person to review. If a person has the file checked out,\n"
     "you are told who and until when, and nothing is changed.",

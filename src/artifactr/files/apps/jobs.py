@@ -1,13 +1,10 @@
-"""WordCraft's jobs: each call of the App port as one value, and the adapters' one base (RFC-0003).
+"""Jobs: each call of the App port as one value, and the job adapters' one base (RFC-0003).
 
-A job is one call of the App port (an edit, an inspection, a render or a listing of commands),
-as a value the worker can receive: :data:`Job`. Both WordCraft adapters run each call as one
-job, so :class:`JobAdapter` maps the port's calls to jobs, and a job's result back to what the
-port returns, once for both. Each adapter says only how a job runs
-(:meth:`JobAdapter.run`): :class:`~artifactr.files.apps.wordcraft.Subprocess` in a fresh local
-process (:func:`~artifactr.files.apps.wordcraft.run_job`),
-:class:`~artifactr.files.apps.worker.Worker` over HTTP in the sandboxed worker, which
-runs the same :func:`~artifactr.files.apps.wordcraft.run_job`.
+A :data:`Job` is one call (an edit, an inspection, a render or a listing of commands) as a value
+a worker can receive. :class:`JobAdapter` maps the port's calls to jobs and their results back;
+each adapter says only how a job runs (:meth:`JobAdapter.run`): locally
+(:class:`~artifactr.files.apps.wordcraft.Subprocess`) or in the sandboxed worker
+(:class:`~artifactr.files.apps.worker.Worker`).
 """
 
 from abc import ABC, abstractmethod

@@ -1,39 +1,16 @@
-"""The worker adapter: the App port over HTTP, to the sandboxed worker (RFC-0003).
+"""The worker adapter: the App port over HTTP, to the sandboxed worker service (RFC-0003).
 
-:class:`Worker` sends each call to the worker service (``worker/`` in this repository), which
-screens the file and runs it through a fresh ``wordcraft-cli mcp``, or a fresh LibreOffice, in
-its container, one job at a time. Every file people upload goes this way;
-:class:`~artifactr.files.apps.wordcraft.Subprocess` and
-:class:`~artifactr.files.apps.libreoffice.LibreOffice` run locally, for trusted files only. A worker
-runs one app (its ``WORKER_APP``); the adapter is told which (``app``), is named after it, and
-refuses a result from a worker that runs another.
+:class:`Worker` sends each call to the worker service (``worker/``), which screens the file and
+runs its one app (``WORKER_APP``) in its container, a job at a time: the adapter for files people
+upload. It refuses a result from a worker that runs another app than it was told.
 
-The wire format is this module's, and the service imports it, so the two can't drift:
+The wire format is this module's, and the service imports it: ``POST /jobs`` with a bearer token,
+a body of one JSON line (a :class:`Call`) then the file's bytes, streamed; a 200 framed the same
+way (an :class:`Outcome`, then the saved file or PNG); or a :class:`Problem` (a typed
+``failure``, or ``unsafe`` with the screen's reason). Every reply and transport failure maps back
+to the typed failures; a busy worker (503) is asked again until the deadline plus :data:`SLACK`::
 
-- **Call.** ``POST /jobs`` with ``Authorization: Bearer <token>`` and ``Content-Type:``
-  :data:`CONTENT_TYPE`. The body is one line of JSON, a :class:`Call` (the job and its
-  deadline), a newline, then the file's bytes to the end (none for a listing of commands). The
-  file streams: neither side holds it whole before the app reads it.
-- **Result.** 200 with the same framing: one line of JSON, an :class:`Outcome` (the app's
-  name, and the inspection or the catalog), a newline, then bytes: the saved file for an edit,
-  the PNG for a render, nothing otherwise.
-- **Failure.** A :class:`Problem` as JSON: ``failure`` names a typed failure (400 ``refused``,
-  413 ``too_large``, 502 ``crashed``, 504 ``timeout``), ``unsafe`` a file refused before any app
-  saw it (422, with :class:`~artifactr.files.core.errors.UnsafeFile`'s reason), neither for 401 (no
-  or wrong token) and 503 (busy, with ``Retry-After``).
-
-The adapter maps every reply and every transport failure back to the same typed failures the
-local adapter raises: a refused connection or a reply it can't read is ``crashed``, a deadline
-``timeout``, a reply over its cap ``too_large``. A busy worker is asked again after its
-``Retry-After`` until the call's own deadline, which is the job's plus :data:`SLACK` for the
-queue, the upload and the screening. Each call opens its own connection, so nothing stays open
-between calls::
-
-    from artifactr.files.apps.worker import Worker
-
-    app = Worker("http://wordcraft-worker:8000", token=token)
-    edited = await app.apply(source, [AppCommand(command="edit.replaceAll", params=...)])
-    office = Worker("http://libreoffice-worker:8000", token=token, app="libreoffice")
+    app = Worker("http://libreoffice-worker:8000", token=token, app="libreoffice")
 """
 
 import math

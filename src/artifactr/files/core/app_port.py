@@ -1,11 +1,9 @@
 """The app port: a native application run headless, by its own commands (RFC-0003).
 
 An :class:`App` takes a file's bytes and gives back new bytes, or what it reads in them. Every
-call is stateless (bytes in, bytes out) and has a deadline in seconds. Failures are typed
+call is stateless and has a deadline in seconds; failures are typed
 (:class:`~artifactr.files.core.errors.AppFailure`): ``timeout``, ``crashed``, ``too_large`` and
-``refused``, the last with the app's reason. Adapters: :class:`~artifactr.files.apps.fake.FakeApp`
-(real .docx bytes, for tests and the demo), WordCraft's (:mod:`artifactr.files.apps.wordcraft`) and
-LibreOffice (:mod:`artifactr.files.apps.libreoffice`, ADR-0008).
+``refused``, with the app's reason.
 """
 
 from collections.abc import Mapping, Sequence

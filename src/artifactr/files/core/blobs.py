@@ -1,10 +1,9 @@
 """Blobs: the content-addressed store of native files' bytes (RFC-0003).
 
-Bytes never enter artifactr's log: a manifest names them by digest, and they live here, scoped
-by tenant, workspace and artifact, so the same digest put for another scope is never returned.
-A put is idempotent and refreshes the blob's put time, so :meth:`Blobs.collect`'s grace period
-protects a put that races a commit. This module holds the port and the in-memory adapter;
-:mod:`artifactr.files.sql.blobs` holds the SQL one.
+A manifest names bytes by digest; they live here, scoped by tenant, workspace and artifact, and
+are never returned to another scope. A put is idempotent and refreshes the blob's put time, so
+:meth:`Blobs.collect`'s grace period protects a put that races a commit. The port and the
+in-memory adapter; the SQL one is :mod:`artifactr.files.sql.blobs`.
 """
 
 import hashlib

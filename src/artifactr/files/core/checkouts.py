@@ -1,25 +1,17 @@
 """Check-outs: a person's exclusive, expiring claim on a native file (RFC-0003, ADR-0009).
 
-A check-out is a record (``artifactr_files_checkouts`` in SQL): its id, the artifact, the base
-version and digest it was made from, the actor, and the expiry. Its lease's holder is
-``checkout:<id>:<actor id>``, so two tabs are two check-outs, and a refusal names who has the
-file. The check-in reads its base from the record, never from the upload.
-
-A record outlives its end (ADR-0009): it is ``open`` until it is ``checked_in`` or
-``discarded``, and then says by whom and when, and what its check-in did (the
-:class:`Outcome`), so a retried check-in answers exactly what the first did. Every change is a
-conditional update of the one record, which is where racing calls decide:
-
-- :meth:`Checkouts.claim` lets one check-in at a time work on a record: a retry that finds
-  another's live claim waits for its outcome;
-- :meth:`Checkouts.settle` records the first outcome, and later ones read it back;
-- :meth:`Checkouts.extend` and :meth:`Checkouts.end` change only an ``open`` record, so an
-  extend that lost to an end knows it, and lets go of the lease it took.
+A check-out is a record: the artifact, the base version and digest, the actor and the expiry.
+Its lease's holder is ``checkout:<id>:<participant>``, built by :func:`holder_of` and read by
+:func:`parse_holder`. A record outlives its end: ``open`` until ``checked_in`` or ``discarded``,
+it then keeps who ended it and what its check-in did (:class:`Outcome`), so a retried check-in
+answers what the first did. Every change is a conditional update of the one record:
+:meth:`Checkouts.claim` lets one check-in at a time work, :meth:`Checkouts.settle` keeps the first
+outcome, and :meth:`Checkouts.extend` and :meth:`Checkouts.end` change only an open record.
 """
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Literal, Protocol
+from typing import Literal, NamedTuple, Protocol
 
 from artifactr.core import Actor
 from artifactr.workspace import Scope
@@ -93,6 +85,22 @@ class Checkout(BaseModel):
 def holder_of(checkout_id: str, actor: Actor) -> str:
     """Return a check-out's lease holder."""
     return f"checkout:{checkout_id}:{actor.participant}"
+
+
+class Holder(NamedTuple):
+    """Who a check-out's lease holder names: the check-out, and its participant."""
+
+    checkout_id: str
+    participant: str
+
+
+def parse_holder(holder: str) -> Holder | None:
+    """Return the check-out a lease holder names, or None if another holds it (an edit)."""
+    kind, _, rest = holder.partition(":")
+    if kind != "checkout":
+        return None
+    checkout_id, _, participant = rest.partition(":")
+    return Holder(checkout_id, participant)
 
 
 class Checkouts(Protocol):

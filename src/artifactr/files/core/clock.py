@@ -1,8 +1,4 @@
-"""The clock: what time it is, for leases, check-outs and the blob store's grace period.
-
-Its own module so that the ports that read the time (blobs, leases, check-outs) share one
-definition without importing each other; tests pass a clock they move by hand.
-"""
+"""The clock: what time it is, for leases, check-outs and the blob store's grace period."""
 
 from collections.abc import Callable
 from datetime import UTC, datetime

@@ -1,10 +1,8 @@
 """Documents: small real .docx files built in memory with the standard library (RFC-0003).
 
-For tests, an application's as much as this package's, and for the demo where no real document
-is at hand: machines without a corpus still need real Word files. ``build_docx``
-writes one from scratch: a title, headings and paragraphs, and optionally a comment, a tracked
-insertion and a tracked deletion. ``package`` wraps any body XML in a complete package, for odd
-cases. Both are deterministic: the same arguments give the same bytes. python-docx opens them.
+``build_docx`` writes a title, headings and paragraphs, optionally a comment and tracked changes;
+``package`` wraps any body XML in a complete package. Both are deterministic, and python-docx
+opens them: for tests and the demo.
 """
 
 import io

@@ -1,9 +1,7 @@
 """Errors: every way artifactr.files refuses or fails (RFC-0003, ADR-0006).
 
-Refusals a caller can act on are artifactr :class:`~artifactr.core.Rejection` subclasses, so
-artifactr's REST router answers them with their status and its agent capability turns them into
-a retry. An app that fails for a reason a retry won't mend is an :class:`AppFailure` that is not
-a rejection::
+A refusal a caller can act on is an artifactr :class:`~artifactr.core.Rejection`, with a stable
+``code``; an app's failure that a retry won't mend is an :class:`AppFailure`::
 
     Exception
     ├── Rejection                      (artifactr.core)

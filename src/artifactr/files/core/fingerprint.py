@@ -1,14 +1,9 @@
 """Fingerprint: the digest of a .docx that ignores what every save rewrites (RFC-0003).
 
-WordCraft stamps ``docProps/core.xml`` on every save, so a no-op save changes the file's bytes.
-The fingerprint is the SHA-256 of the package's other parts, by name and content, in name order:
-the same part contents give the same fingerprint whatever the zip's entry order, compression
-level or timestamps. A check-in whose fingerprint equals the head's commits nothing.
-
-Every file is hostile until screened, so :func:`fingerprint` digests the parts as the package's
-one zip screen (:func:`artifactr.files.core.screen.screen`) reads them, within the same
-:class:`ZipLimits`, and refuses what it refuses. The screen's limits and :func:`screen` itself
-are importable from here too, as they were before the screen had a module of its own.
+The fingerprint is the SHA-256 of the package's parts but ``docProps/core.xml``, by name and
+content in name order, whatever the zip's order, compression or timestamps. :func:`fingerprint`
+digests the parts as the zip screen reads them, within the same :class:`ZipLimits`, and refuses
+what it refuses (both are importable from here).
 """
 
 import hashlib

@@ -1,10 +1,8 @@
 """The app's switch: an integration per app, on or off per workspace (ADR-0006).
 
-A native file's app is an integration, ``files:<app>`` (``files:wordcraft``). artifactr 0.2.1 has
-neither lattice-core's Integrations port nor ``Workspaces(gate=)``, so this module defines the
-port (:class:`Integrations`) and :func:`integration_gate`, an ``authorize`` hook for
-:class:`~artifactr.workspace.Workspaces` that refuses a write to a native file while its app is
-off, on every surface: REST, MCP and the agent's generic tools alike. Reads go on.
+A native file's app is an integration, ``files:<app>``. :class:`Integrations` is the port, and
+:func:`integration_gate` an ``authorize`` hook for :class:`~artifactr.workspace.Workspaces` that
+refuses a write to a native file while its app is off, on every surface. Reads go on.
 """
 
 from collections.abc import Callable, Mapping

@@ -1,16 +1,11 @@
-"""Leases: one writer at a time on a native file (RFC-0003 "Check-out: a lease on the artifact").
+"""Leases: one writer at a time on a native file (RFC-0003).
 
-artifactr 0.2.1's workspace has no lease on an artifact, and its storage can't read a lease
-back, so the package owns a :class:`Leases` port with one key per artifact. The holder names the
-mode and owner: ``checkout:<checkout id>:<actor id>`` (8 hours) or ``edit:<uuid>`` (45 seconds).
-The same holder acquiring again renews (``expires_at`` = now + ttl); another holder may take
-the lease only once it has expired. The SQL adapter uses the database's clock, so processes'
-clocks need not agree.
-
-:func:`lease_artifact`, :func:`artifact_lease` and :func:`release_artifact` are the checked
-entry points: each reads the artifact through the caller's workspace first (a hidden artifact is
-answered as a missing one), then asks ``artifactr:edit_artifact`` (lease, release) or relies on
-the read's ``artifactr:read_artifacts`` (the lease read).
+The :class:`Leases` port holds one lease per artifact. Its holder names the mode and owner:
+``checkout:<checkout id>:<participant>`` (8 hours) or ``edit:<uuid>`` (45 seconds). The same
+holder acquiring again renews it; another holder may take it only once it has expired.
+:func:`lease_artifact`, :func:`artifact_lease` and :func:`release_artifact` read the artifact
+through the caller's workspace first (hidden is missing), and check ``artifactr:edit_artifact``
+before a lease or a release.
 """
 
 from dataclasses import dataclass

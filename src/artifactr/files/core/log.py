@@ -1,17 +1,10 @@
 """Log: one structured record for each state change and each refusal, through ``logging``.
 
-The package logs through the standard :mod:`logging` module, on loggers named under
-``artifactr.files`` (``artifactr.files.native`` for :class:`~artifactr.files.NativeFiles`).
-It is quiet by default, as a library should be: ``artifactr.files`` has a ``NullHandler`` and
-nothing else, so records go where the application's own configuration sends them::
-
-    logging.getLogger("artifactr.files").setLevel(logging.INFO)
-
-Each record's message is the event and its fields (``checked_in artifact_id=art_1 ...``), and
-the same fields are attributes of the record (``record.event``, ``record.artifact_id``), for a
-structured formatter. A state change is INFO; a refusal is INFO with its ``code``; an app's
-failure is WARNING with its ``kind``. Records carry ids, versions, holders, outcomes and counts:
-never a file's content, its text or a command's parameters.
+Loggers are under ``artifactr.files``, which has a ``NullHandler`` only, so records go where the
+application sends them. A record's message is the event and its fields (``checked_in
+artifact_id=art_1 ...``), and the fields are its attributes too. A state change is INFO, a
+refusal INFO with its ``code``, an app's failure WARNING with its ``kind``. Records never carry a
+file's content, text or a command's parameters.
 """
 
 import functools

@@ -1,8 +1,7 @@
-"""Manifests: the artifact types of native files (RFC-0003 "The artifact").
+"""Manifests: the artifact types of native files (RFC-0003).
 
-A native file is a small Pydantic manifest that names the file's bytes, by SHA-256, in a blob
-store. The file is the source of truth; nothing parses it into fields. Every revision after the
-first is a JSON Patch that tests the content digest it was made from (:mod:`.revisions`).
+A native file is a small Pydantic manifest that names the file's bytes by SHA-256 in a blob
+store; the file is the source of truth, and nothing parses it into fields.
 """
 
 import unicodedata

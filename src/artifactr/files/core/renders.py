@@ -1,8 +1,8 @@
-"""Renders: the cache of pages the app drew, by version, page, scale and app build (RFC-0003).
+"""Renders: the cache of pages the app drew, by content, page, scale and app build (RFC-0003).
 
-A page is drawn once per build: the cache key names the blob it was drawn from, the page, the
-scale and the app's build, so a new build never serves an old drawing. This module holds the port
-and the in-memory adapter; :mod:`artifactr.files.sql.renders` holds the SQL one.
+A key names the blob a page was drawn from, the page, the scale and the app's build, so a new
+build never serves an old drawing. The port and the in-memory adapter; the SQL one is
+:mod:`artifactr.files.sql.renders`.
 """
 
 from dataclasses import dataclass

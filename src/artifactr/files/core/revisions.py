@@ -1,10 +1,8 @@
-"""Revisions: the JSON Patch an edit or a check-in commits (RFC-0003 "Edits").
+"""Revisions: the JSON Patch an edit or a check-in commits (RFC-0003).
 
-Every revision of a native file after its first is a patch that first tests the content digest
-it was made from, then replaces what changed, each value whole (``model_dump(mode="json")``): if
-validation changed the data, artifactr would store a plain diff and lose the test. The test is
-what makes accepting a stale proposal fail with ``PatchFailed`` instead of silently replacing
-everything since.
+Every revision after the first is a patch that first tests the content digest it was made from,
+then replaces each changed value whole, so accepting a stale proposal fails with
+``PatchFailed`` instead of replacing what came since.
 """
 
 from typing import Final

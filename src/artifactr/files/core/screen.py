@@ -1,47 +1,21 @@
-"""Screen: the one zip screen, and the limits every file is screened against (RFC-0003).
+"""Screen: the package's one zip screen, and the limits every file is screened against (RFC-0003).
 
-It is one module of some 500 lines because it is one reading, top to bottom: the limits, the
-end record and the directory, a file that is not a zip, then each part's bytes.
+:func:`screen` reads a .docx package's central directory first and checks every declared figure
+against :class:`ZipLimits` before it inflates a byte: entries, the directory's size, each part's
+size and inflate ratio, the running total and the archive's ratio; names must be unique once case
+is folded. It then reads each part in name order, in chunks of :data:`CHUNK_SIZE`, never
+inflating more than one byte past the declared size, and a part must match its declared size and
+CRC-32. Memory stays flat at any file size. Every refusal is an
+:class:`~artifactr.files.core.errors.UnsafeFile` with a ``reason``.
 
-Every file is hostile until screened. :func:`screen` reads a .docx package's central directory
-first and checks every declared figure against :class:`ZipLimits` before it inflates a byte: the
-number of entries, the directory's size, each part's size and inflate ratio, the running total,
-and the archive's ratio. Names must be unique once case is folded, since OPC part names are
-case-insensitive. Then it reads each part in name order, in chunks of :data:`CHUNK_SIZE`, and
-never inflates more than one byte past the size the part declared, so the declared figures bound
-what is inflated too. A part must match its declared size and CRC-32 exactly. Memory stays flat
-at any file size: one chunk, one inflater and the directory's records. Every refusal is an
-:class:`~artifactr.files.core.errors.UnsafeFile` with a ``reason`` from the package's one list.
+The fingerprint and the worker's checks of XML, images and embedded packages run inside the same
+pass (a ``check``), so a file is screened once, against one set of limits.
 
-This is the package's one zip screen. :func:`~artifactr.files.core.fingerprint.fingerprint`
-digests the parts as :func:`screen` reads them, and the worker's screen checks each part's XML,
-images and packages inside in the same pass (a ``check``), so a file is screened once, against
-one set of limits, and no two screens can disagree about what it holds. An app then reads the
-screened file with its own reader, as WordCraft does.
-
-Why the defaults are what they are:
-
-- :data:`MAX_ENTRIES` (10,000). Apache POI stops at 1,000 and WordCraft at 20,000. Word's own
-  packages hold a few dozen entries; a document with a thousand pictures holds about a thousand.
-  10,000 is ample for any document and keeps a check-in's directory cheap to read.
-- :data:`MAX_DIRECTORY_SIZE` (8 MiB). The directory is held in memory, names and all. An entry
-  takes about 100 bytes, so 8 MiB allows about 800 bytes an entry at the entry limit; only
-  padded names or extra fields need more. There is no ``UnsafeReason`` for it: it is refused as
-  ``too_many_entries``.
-- :data:`MAX_PART_SIZE` (256 MiB) and :data:`MAX_TOTAL_SIZE` (512 MiB) are WordCraft's own
-  limits (reference/wordcraft.md, section 6). A bigger file can't be opened by the app, and it
-  should be refused here with a typed error, not by the app with a generic one. POI allows 4 GiB
-  a part because it can stream; WordCraft holds parts whole. 512 MiB is also
-  ``NativeFiles``' largest upload.
-- :data:`MAX_RATIO` (200). POI refuses a part that inflates more than 100 times (its minimum
-  ratio is 0.01). Plain documents made by python-docx can pass 100; measured, an empty
-  3,000-row table inflates 164 times and 20,000 identical bullets 270 times. A deflated zip
-  bomb inflates about 1,000 times, the most deflate can do. 200 lets generated tables through
-  and still refuses any bomb at least a fifth as efficient as the best.
-- :data:`RATIO_THRESHOLD` (1 MiB). As in POI, small parts are not judged by their ratio: an
-  empty part has none, and inflating a mebibyte costs nothing. POI's grace is 100 KiB a part;
-  here the archive's ratio is checked too, with the same threshold, so a thousand small bombs
-  are refused as surely as one large one.
+The defaults: :data:`MAX_ENTRIES` (10,000; Word's packages hold dozens, POI stops at 1,000),
+:data:`MAX_DIRECTORY_SIZE` (8 MiB, refused as ``too_many_entries``), :data:`MAX_PART_SIZE`
+(256 MiB) and :data:`MAX_TOTAL_SIZE` (512 MiB), WordCraft's own limits, :data:`MAX_RATIO` (200:
+generated tables reach 164, a deflate bomb about 1,000) and :data:`RATIO_THRESHOLD` (1 MiB: a
+smaller part, or archive, is not judged by its ratio).
 """
 
 import io

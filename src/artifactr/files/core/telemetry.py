@@ -1,17 +1,9 @@
-"""Telemetry: spans and metrics for the app's calls (RFC-0003 "The log, feedback and telemetry").
+"""Telemetry: spans and metrics for the app's calls, through OpenTelemetry's API (RFC-0003).
 
-Each call to the app (apply, inspect, render) is a span on the tracer ``"artifactr.files"``,
-which artifactr's span filter accepts, carrying the tenant, workspace and artifact, the app, its
-version and build, the command count, byte counts and the outcome: digests, never content. Each
-call's duration goes to a histogram, and each failure is counted by kind, through
-OpenTelemetry's API only.
-
-A metric's attributes are a bounded set (:data:`METRIC_ATTRIBUTES`): the app, the operation,
-the outcome and the failure's kind, so there is one series per app, operation and outcome, never
-one per file. The tenant joins them only where the deployment opts in
-(``Telemetry(tenant_in_metrics=True)``), since tenants are as many as the deployment has. The
-workspace and the artifact stay on the spans. Attribute names for the tenant, workspace and
-artifact are artifactr's.
+Each app call (apply, inspect, render) is a span on the tracer ``"artifactr.files"`` with the
+tenant, workspace, artifact, app, build, counts and outcome: digests, never content. Durations go
+to a histogram and failures are counted by kind, with a bounded set of attributes
+(:data:`METRIC_ATTRIBUTES`); the tenant joins them only with ``tenant_in_metrics=True``.
 """
 
 import time

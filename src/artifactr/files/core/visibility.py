@@ -1,14 +1,8 @@
 """Visibility: a hidden artifact answered as a missing one, in its time too (RFC-0003).
 
-artifactr's :meth:`Workspace.get <artifactr.workspace.Workspace.get>` answers a hidden artifact
-with the :class:`~artifactr.core.NotFound` a missing one gets, but sooner: it refuses the hidden
-id before it asks ``authorize`` or reads storage, while a missing id costs both. Timed, the
-difference says "this exists, and you may not see it" (0.7 ms against 1.6 ms on SQLite).
-
-:func:`visible` reads an artifact as every read of this package does: when the id is hidden, it
-asks ``authorize`` and storage about a decoy id that names nothing, the very path a missing id
-takes, then raises the same ``NotFound``. Hidden and missing do the same work, and answer the
-same way: with ``NotFound``, or with whatever ``authorize`` says of an id it doesn't know.
+:func:`visible` reads an artifact as every read of this package does: for a hidden id it asks
+``authorize`` and storage about a decoy id, the work a missing id costs, then raises the same
+:class:`~artifactr.core.NotFound`, so neither the answer nor its time tells hidden from missing.
 """
 
 import contextlib

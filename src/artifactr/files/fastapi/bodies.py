@@ -17,6 +17,7 @@ stored. Everything else is bounded: at most :data:`MAX_PARTS` parts, each text f
 file part (a file input left empty) is no file. Refusals::
 
     Rejection                  (artifactr.core)
+    ├── UnsupportedMediaType   a raw body typed as no format the route takes (415)
     ├── MalformedForm          the body is not the multipart/form-data it says it is (400)
     └── FormRefused            a form without its one file, or out of bounds (422)
 """
@@ -73,6 +74,30 @@ class MalformedForm(Rejection):
         super().__init__(f"the body is not the multipart/form-data its type says: {problem}")
 
 
+class UnsupportedMediaType(Rejection):
+    """A raw body whose ``Content-Type`` names no format the route takes (``text/plain``).
+
+    Its code is ``unsupported_media_type`` and its details name the ``media_type`` sent and the
+    ``accepted`` ones; the files router answers 415.
+    """
+
+    code: ClassVar[str] = "unsupported_media_type"
+
+    def __init__(self, media_type: str, accepted: frozenset[str]) -> None:
+        listed = ", ".join(sorted(accepted))
+        super().__init__(
+            f"{media_type} is not a format taken here: send {listed}, {OCTETS}, or a {FORM} form"
+        )
+        self.media_type = media_type
+        self.accepted = accepted
+
+    @override
+    def details(self) -> dict[str, JsonValue]:
+        """Return the type sent, and the types taken."""
+        accepted: list[JsonValue] = [*sorted(self.accepted)]
+        return {"media_type": self.media_type, "accepted": accepted}
+
+
 class FormRefused(Rejection):
     """A form that parses, but doesn't carry one file as the route takes it.
 
@@ -116,14 +141,22 @@ def media_type(content_type: str) -> str | None:
     return None if value in {"", OCTETS} else value
 
 
-async def read_body(request: Request, *, fields: Mapping[str, int] | None = None) -> Body:
+async def read_body(
+    request: Request,
+    *,
+    fields: Mapping[str, int] | None = None,
+    accept: frozenset[str] | None = None,
+) -> Body:
     """Return the file a request sends, raw or in a form; a form is read up to its file part.
 
     Args:
         request: The upload or check-in.
         fields: The text fields the route reads from a form, each with its most characters.
+        accept: The media types a raw body may be typed as (beside octets and none); any if
+            None.
 
     Raises:
+        UnsupportedMediaType: If a raw body is typed as none of ``accept``.
         MalformedForm: If a form doesn't parse as far as its file.
         FormRefused: If a form has no file before it ends, or a field out of bounds.
     """
@@ -136,6 +169,8 @@ async def read_body(request: Request, *, fields: Mapping[str, int] | None = None
             "multipart/form-data, or send the file as the body",
         )
     if kind != FORM:
+        if kind is not None and accept is not None and kind not in accept:
+            raise UnsupportedMediaType(kind, accept)
         return Body(request.stream(), kind)
     return await _Form(request.stream(), content_type, fields or {}).head()
 

@@ -9,9 +9,10 @@ rejection's status from ``STATUS_CODES`` (else 400). The package's own map to th
 :class:`~artifactr.files.core.errors.ArtifactBusy` 409 with the lease, ``NotEnabled`` 403,
 ``FileTooLarge`` 413, ``UnsafeFile`` and ``AppRefused`` 422, ``ContentDamaged`` 409,
 ``ServiceBusy`` 503 with ``Retry-After`` (ADR-0015), and a body's
-:class:`~artifactr.files.fastapi.bodies.MalformedForm` 400 and
-:class:`~artifactr.files.fastapi.bodies.FormRefused` 422; an app that times out is 504, one that
-crashes 502, and a file too large for the app 413.
+:class:`~artifactr.files.fastapi.bodies.MalformedForm` 400,
+:class:`~artifactr.files.fastapi.bodies.FormRefused` 422 and
+:class:`~artifactr.files.fastapi.bodies.UnsupportedMediaType` 415; an app that times out is
+504, one that crashes 502, and a file too large for the app 413.
 """
 
 import hashlib
@@ -68,6 +69,7 @@ STATUSES: Final = {
     "content_damaged": 409,
     "malformed_form": 400,
     "form_refused": 422,
+    "unsupported_media_type": 415,
 }
 """The HTTP status of each rejection's code; any other is 400."""
 

@@ -224,7 +224,7 @@ def files_router(
         status_code=201,
         responses={
             202: {"model": Uploaded, "description": "Kept as a proposal: an agent's upload"},
-            **refusals(400, 403, 413, 422, 502, 504),
+            **refusals(400, 403, 413, 415, 422, 502, 504),
         },
         openapi_extra=_body(
             "The file: the raw body, streamed, whose Content-Type is its media type (or "
@@ -245,7 +245,7 @@ def files_router(
         """
 
         async def uploaded() -> Applied | Proposed:
-            body = await read_body(request)
+            body = await read_body(request, accept=files.formats)
             named = name or body.filename or ""
             return await files.upload(ws, named, body.chunks, media_type=body.media_type)
 
@@ -417,7 +417,7 @@ def files_router(
                 "description": "Kept as a proposal: the check-in was stale, or its check-out "
                 "was discarded",
             },
-            **refusals(400, 404, 409, 413, 422, 502, 504),
+            **refusals(400, 404, 409, 413, 415, 422, 502, 504),
         },
         openapi_extra=_body(
             "The edited file: the raw body, streamed, or a multipart/form-data form with one "
@@ -444,7 +444,7 @@ def files_router(
 
         async def checked_in() -> CheckedIn:
             await own_checkout(ws, artifact_id, checkout_id)
-            body = await read_body(request, fields={"summary": SUMMARY})
+            body = await read_body(request, fields={"summary": SUMMARY}, accept=files.formats)
             said = summary or body.fields.get("summary")
             return await files.check_in(ws, checkout_id, body.chunks, summary=said)
 

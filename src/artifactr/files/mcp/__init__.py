@@ -1,39 +1,18 @@
 """Native files over MCP: the native file tools on artifactr's MCP server (ADR-0012).
 
-External agents (a desktop assistant, an IDE's agent) reach artifactr through its MCP server,
-:class:`~artifactr.mcp.ArtifactrMcp`, whose generic tools read an artifact's manifest and patch
-it. :func:`add_native_file_tools` gives them the file itself, with the five tools the
-application's own agents get (:mod:`artifactr.files.agent.tools`): ``read_native``, ``read_review``,
-``find_commands``, ``edit_native`` and ``view_page``, with one call beside the server's::
+:func:`add_native_file_tools` adds the five tools of :mod:`artifactr.files.agent.tools`
+(``read_native``, ``read_review``, ``find_commands``, ``edit_native``, ``view_page``) to an
+:class:`~artifactr.mcp.ArtifactrMcp`::
 
     server = ArtifactrMcp(workspaces, runner, resolve=resolve_client)
     add_native_file_tools(server, files, workspaces=workspaces, resolve=resolve_client)
 
-The tools do what the toolset's do and say it in the same words: both are
-:mod:`artifactr.files.agent.operations` and :mod:`artifactr.files.agent.wording`. Each takes a
-``workspace_id`` first, as the server's generic tools do, and acts as the client's
-:class:`~artifactr.core.ExternalAgentActor` in that workspace, so an edit of a ``WordDocument``
-becomes a proposal, and access and hiding are decided as on every surface (a hidden file is a
-missing one). ``view_page`` answers with MCP image content.
-
-How each refusal reaches the client, always as a tool error (``isError``) with the toolset's
-words, except a person's check-out:
-
-- While the app is off in the workspace, every tool is refused with
-  :class:`~artifactr.files.core.errors.NotEnabled`'s message. An MCP server lists its tools per
-  session, and a session may work in any workspace, so the tools are always listed and the
-  switch is asked at each call (ADR-0012).
-- Arguments the client got wrong are named all at once; the app's timeout, crash or size limit
-  says that retrying at once won't help.
-- A person's check-out is an answer, not an error: who has the file, until when, and to plan
-  again once it is checked in.
-- Another agent's edit, a stale base ("read the artifact again"), the app's refusal (its
-  reason) and a refused write are the rejection's message, as the generic tools give it.
-
-An MCP client has no thread, so the tools follow no file and an edit names no thread.
-
-This is the only module of artifactr.files that imports ``artifactr.mcp`` and the MCP SDK's
-server; it needs the ``mcp`` extra.
+Each takes a ``workspace_id`` first and acts as the client's
+:class:`~artifactr.core.ExternalAgentActor` there, so access, hiding and write policy are decided
+as on every surface, in the toolset's words. Every refusal is a tool error (``isError``): the
+switch (asked at each call, since an MCP client may use any workspace), wrong arguments (all
+named at once), the app's failure, and any rejection; a person's check-out is an answer instead.
+An MCP client has no thread, so the tools follow no file. Needs the ``mcp`` extra.
 """
 
 from collections.abc import Generator

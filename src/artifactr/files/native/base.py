@@ -106,6 +106,11 @@ class ServiceBase:
         """The app's integration key, ``files:<app>``."""
         return f"files:{self.app.name}"
 
+    @property
+    def formats(self) -> frozenset[str]:
+        """The media types of the native kinds this service handles."""
+        return frozenset(media for kind in self._types.values() for media in kind.formats)
+
     def key_of(self, kind: str) -> str | None:
         """Return the app's key for a native kind this service handles, None for any other."""
         return self.key if kind in self._types else None

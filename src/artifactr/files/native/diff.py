@@ -17,9 +17,11 @@ any :class:`~artifactr.files.core.app_port.App`, with no web framework:
 """
 
 import difflib
+import functools
 import hashlib
-from collections.abc import AsyncGenerator, Sequence
+from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
+from dataclasses import dataclass
 from typing import Final, Literal
 
 from artifactr.core import ValidationFailed
@@ -305,6 +307,45 @@ def _digest(png: bytes) -> str:
     return hashlib.sha256(png).hexdigest()
 
 
+@dataclass(frozen=True)
+class _Side:
+    """One side of a diff: its page count, and how to read its text, review and renders."""
+
+    pages: int | None
+    text: Callable[[], Awaitable[str]]
+    review: Callable[[], Awaitable[Sequence[ReviewItem]]]
+    render: Callable[[int], Pages]
+
+
+async def _compare(
+    old: _Side, new: _Side, bound: DiffLimits, *, same: bool = False
+) -> tuple[TextDiff, ReviewDiff, list[ChangedPage], int, bool]:
+    """Return the text, review and page diffs of two sides, and whether pages were cut.
+
+    Sides with the same content (``same``) have the same pages, so none is rendered.
+    """
+    text = text_diff(await old.text(), await new.text(), limits=bound)
+    review = review_diff(await old.review(), await new.review(), limits=bound)
+    old_count, new_count = (0, 0) if same else (old.pages or 0, new.pages or 0)
+    last = min(old_count, new_count, bound.pages)
+    pages, compared = await changed_pages(
+        (old_count, old.render(last)), (new_count, new.render(last)), limit=bound.pages
+    )
+    truncated = max(old.pages or 0, new.pages or 0) > bound.pages and not same
+    return text, review, pages, compared, truncated
+
+
+def _revision(
+    files: NativeFiles, ws: Workspace, artifact_id: str, version: int, pages: int | None
+) -> _Side:
+    return _Side(
+        pages,
+        functools.partial(files.text, ws, artifact_id, version),
+        functools.partial(files.review, ws, artifact_id, version),
+        lambda last: files.pages(ws, artifact_id, version, last, scale=DIFF_SCALE),
+    )
+
+
 async def revision_diff(
     files: NativeFiles,
     ws: Workspace,
@@ -326,27 +367,13 @@ async def revision_diff(
             "a diff goes from an earlier version to a later one",
             [{"loc": ["from"], "msg": "from must be at least 1 and below to", "type": "order"}],
         )
-    bound = limits or DiffLimits()
     _, old = await files.manifest(ws, artifact_id, before)
     _, new = await files.manifest(ws, artifact_id, after)
-
-    text = text_diff(
-        await files.text(ws, artifact_id, before),
-        await files.text(ws, artifact_id, after),
-        limits=bound,
-    )
-    review = review_diff(
-        await files.review(ws, artifact_id, before),
-        await files.review(ws, artifact_id, after),
-        limits=bound,
-    )
-    same = old.content.sha256 == new.content.sha256
-    old_count, new_count = (0, 0) if same else (old.pages or 0, new.pages or 0)
-    last = min(old_count, new_count, bound.pages)
-    pages, compared = await changed_pages(
-        (old_count, files.pages(ws, artifact_id, before, last, scale=DIFF_SCALE)),
-        (new_count, files.pages(ws, artifact_id, after, last, scale=DIFF_SCALE)),
-        limit=bound.pages,
+    text, review, pages, compared, truncated = await _compare(
+        _revision(files, ws, artifact_id, before, old.pages),
+        _revision(files, ws, artifact_id, after, new.pages),
+        limits or DiffLimits(),
+        same=old.content.sha256 == new.content.sha256,
     )
     return FileDiff(
         artifact_id=artifact_id,
@@ -358,7 +385,7 @@ async def revision_diff(
         review=review,
         pages=tuple(pages),
         pages_compared=compared,
-        pages_truncated=max(old.pages or 0, new.pages or 0) > bound.pages and not same,
+        pages_truncated=truncated,
     )
 
 
@@ -378,28 +405,17 @@ async def proposal_diff(
         PatchFailed: If its patch doesn't apply to its base.
         AppFailure: If the app fails to render a page.
     """
-    bound = limits or DiffLimits()
     base, old, new = await files.proposed(ws, artifact_id, proposal_id)
-
-    text = text_diff(
-        await files.text(ws, artifact_id, base),
-        await files.proposal_text(ws, artifact_id, proposal_id),
-        limits=bound,
-    )
-    review = review_diff(
-        await files.review(ws, artifact_id, base),
-        await files.proposal_review(ws, artifact_id, proposal_id),
-        limits=bound,
-    )
-    old_count, new_count = old.pages or 0, new.pages or 0
-    last = min(old_count, new_count, bound.pages)
-    pages, compared = await changed_pages(
-        (old_count, files.pages(ws, artifact_id, base, last, scale=DIFF_SCALE)),
-        (
-            new_count,
-            files.pages(ws, artifact_id, None, last, scale=DIFF_SCALE, proposal_id=proposal_id),
+    proposed = _Side(
+        new.pages,
+        functools.partial(files.proposal_text, ws, artifact_id, proposal_id),
+        functools.partial(files.proposal_review, ws, artifact_id, proposal_id),
+        lambda last: files.pages(
+            ws, artifact_id, None, last, scale=DIFF_SCALE, proposal_id=proposal_id
         ),
-        limit=bound.pages,
+    )
+    text, review, pages, compared, truncated = await _compare(
+        _revision(files, ws, artifact_id, base, old.pages), proposed, limits or DiffLimits()
     )
     return FileDiff(
         artifact_id=artifact_id,
@@ -412,5 +428,5 @@ async def proposal_diff(
         review=review,
         pages=tuple(pages),
         pages_compared=compared,
-        pages_truncated=max(old.pages or 0, new.pages or 0) > bound.pages,
+        pages_truncated=truncated,
     )

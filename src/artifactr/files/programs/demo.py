@@ -1,14 +1,11 @@
-"""Demo: the whole story of a native file, on the embedded default (RFC-0003, ADR-0006).
+"""Demo: the whole story of a native file, on SQLite, with no server (``make demo``).
 
-``make demo`` runs it (``python -m artifactr.files.programs.demo``): a SQLite file and no server. It
-uploads a document, lets a scripted agent propose an edit through its tools, has a person accept
-it, check the file out and in, shows the agent refused while the file is checked out, turns a
-stale check-in into a proposal, prints the history with actors and summaries, and writes the
-final .docx to disk, with the page the agent looked at (``view_page``) as a PNG. The app
-(:func:`choose_app`, which says which) is WordCraft when ``WORDCRAFT_CLI`` names its binary,
-LibreOffice when it can run here (real pages: ``apt-get install libreoffice-writer
-python3-uno poppler-utils``), FakeApp otherwise or when ``ARTIFACTR_FILES_APP=fake``. The
-agent's model is a script, so the demo needs no network and no key.
+It uploads a document, lets a scripted agent propose an edit that a person accepts, checks the
+file out and in, shows the agent refused meanwhile, turns a stale check-in into a proposal, prints
+the history (who edited, who accepted) and writes the final .docx and the page the agent viewed.
+The app is :func:`choose_app`'s, which it names: WordCraft when ``WORDCRAFT_CLI`` is set,
+LibreOffice when it can run here, FakeApp otherwise or with ``ARTIFACTR_FILES_APP=fake``. The
+agent's model is a script: no network, no key.
 """
 
 import asyncio
@@ -340,8 +337,12 @@ async def _turn(runner: Runner[None], ws: Workspace, thread_id: str, content: st
 
 
 async def history(ws: Workspace, artifact_id: str) -> Sequence[str]:
-    """Return the artifact's story from the log: who did what, with each change's summary."""
+    """Return the artifact's story from the log: who did what, with each change's summary.
+
+    A change made by accepting a proposal is its proposer's, accepted by the one who committed it.
+    """
     lines: list[str] = []
+    proposers: dict[str, str] = {}
     for envelope in await ws.read():
         event = envelope.event
         who = envelope.actor.display_name
@@ -349,8 +350,11 @@ async def history(ws: Workspace, artifact_id: str) -> Sequence[str]:
             case ArtifactCreated(artifact_id=a, version=v) if a == artifact_id:
                 lines.append(f"v{v} created by {who}")
             case ArtifactChanged(artifact_id=a, version=v, summary=summary) if a == artifact_id:
-                lines.append(f"v{v} by {who}: {summary}")
+                author = proposers.get(event.proposal_id or "")
+                by = who if author is None else f"{author}, accepted by {who}"
+                lines.append(f"v{v} by {by}: {summary}")
             case ProposalCreated(proposal_id=p, rationale=rationale):
+                proposers[p] = who
                 lines.append(f"proposal {p} by {who}" + (f": {rationale}" if rationale else ""))
             case ProposalResolved(proposal_id=p, decision=decision):
                 lines.append(f"proposal {p} {decision}ed by {who}")

@@ -1,26 +1,15 @@
-"""Serve: the files router beside artifactr's, access by grantr, to try by hand (RFC-0003).
+"""Serve: the files router, the portal and MCP beside artifactr's router, to try by hand.
 
-``python -m artifactr.files.programs.serve`` serves
-:func:`~artifactr.files.fastapi.router.files_router` and artifactr's ``artifactr_router`` on
-127.0.0.1 with uvicorn, over a SQLite file (``out/serve.db``, made afresh and migrated). The app is
-the demo's choice, which it says first (:func:`~artifactr.files.programs.demo.choose_app`:
-LibreOffice when it can run here, so pages are real, FakeApp otherwise or with
-``ARTIFACTR_FILES_APP=fake``). Access is grantr's, wired as the guide's access section wires it: a
-:class:`~grantr.Grants` over grantr's in-memory storage, handed artifactr's ``ACTIONS``, whose
-``hidden`` hook the ``Workspaces`` takes and whose ``authorize`` hook the switch's
-:func:`~artifactr.files.core.integrations.integration_gate` wraps, the app on.
+``python -m artifactr.files.programs.serve --port 8000`` serves, on 127.0.0.1 over a fresh SQLite
+file (``out/serve.db``), the portal at ``/``, :func:`~artifactr.files.fastapi.router.files_router`
+and artifactr's router, and artifactr's MCP server with the native file tools at ``/mcp``. The app
+is the demo's choice (:func:`~artifactr.files.programs.demo.choose_app`), which it says first.
+Access is grantr's, as the guide wires it.
 
-It leads with the page people use (:mod:`artifactr.files.fastapi.portal`, at ``/``), where the
-caller is a person chosen on the page; to the routers, the ``x-user`` header names the caller.
-Neither is authentication, so it listens on the loopback address only. Three people are seeded:
-rita, a ``viewer`` of the workspace, and eddie and erin, both ``editor``; olive owns the tenant and
-granted them their roles. Anyone else is no member, and grantr refuses them. Eddie uploads one
-document (the corpus's, or a generated two-page contract), an assistant's run for olive proposes an
-edit of it, and the job prints the curl lines that try each answer: rita reads, sees the lease and
-views a page, but may not check out or check in; eddie checks out, is refused a second check-out
-while he holds it, and checks in::
-
-    python -m artifactr.files.programs.serve --port 8000
+The caller is a person chosen on the portal, or named by the ``x-user`` header: neither is
+authentication, so it listens on loopback only. Rita is a ``viewer``, eddie and erin
+``editor`` s, olive owns the tenant; any other name is refused. Eddie uploads one document, an
+assistant's run for olive proposes an edit, and the curl lines that try each answer are printed.
 """
 
 import argparse
@@ -33,8 +22,9 @@ from typing import Final
 
 import uvicorn
 from artifactr import AgentActor, Runner, Session, UserActor, Workspaces
-from artifactr.core import Actor, Applied, SystemActor
+from artifactr.core import Actor, Applied, ExternalAgentActor, SystemActor
 from artifactr.fastapi import Unauthorized, artifactr_router
+from artifactr.mcp import ArtifactrMcp, McpContext
 from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
 from artifactr.workspace import ACTIONS
 from fastapi import FastAPI
@@ -52,6 +42,7 @@ from artifactr.files.core.integrations import InMemoryIntegrations, integration_
 from artifactr.files.core.manifests import DOCX, WordDocument
 from artifactr.files.fastapi.portal import PERSON_COOKIE, Person, portal_router
 from artifactr.files.fastapi.router import files_router
+from artifactr.files.mcp import add_native_file_tools
 from artifactr.files.native import NativeFiles
 from artifactr.files.programs.demo import choose_app
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
@@ -118,14 +109,34 @@ async def resolve_actor(connection: HTTPConnection) -> tuple[str, Actor]:
     return TENANT, UserActor(id=user, name=user.title())
 
 
+async def resolve_client(ctx: McpContext) -> tuple[str, ExternalAgentActor]:
+    """Return the MCP client, acting for the person the ``x-user`` header names.
+
+    It is no authentication, as :func:`resolve_actor` is none.
+
+    Raises:
+        Unauthorized: If the header names no one.
+    """
+    user = ((ctx.headers or {}).get("x-user") or "").strip()
+    if not user:
+        raise Unauthorized("name the person the MCP client acts for with an x-user header")
+    person = UserActor(id=user, name=user.title())
+    return TENANT, ExternalAgentActor(client_id="mcp", name="MCP client", on_behalf_of=person)
+
+
 def subject_of(_tenant: str, _workspace: str | None, actor: Actor) -> Subject:
     """Return the grantr subject an artifactr actor is checked as, in any tenant and workspace.
 
-    A person is themselves, and an agent's run acts with its person's rights; the system is the
-    application's own principal; an agent acting for no one holds nothing.
+    A person is themselves, and an agent (a run, or an MCP client) acting for a person acts with
+    their rights; the system is the application's own principal; an agent acting for no one
+    holds nothing.
     """
     match actor:
-        case UserActor(id=user) | AgentActor(on_behalf_of=UserActor(id=user)):
+        case (
+            UserActor(id=user)
+            | AgentActor(on_behalf_of=UserActor(id=user))
+            | ExternalAgentActor(on_behalf_of=UserActor(id=user))
+        ):
             return User(id=user)
         case SystemActor():
             return APPLICATION
@@ -205,7 +216,7 @@ def create_app(
     say: Say = _say,
     native_app: App | None = None,
 ) -> FastAPI:
-    """Return the app: both routers over a SQLite file, grantr deciding who may do what.
+    """Return the app: the routers and MCP over a SQLite file, grantr deciding who may do what.
 
     Its lifespan migrates the database, grants the two people their roles, uploads the document
     as eddie and says how to try each answer with curl; it disposes of the engine on shutdown.
@@ -240,6 +251,8 @@ def create_app(
     )
     # The agent never runs unless a client posts to a thread; then it is pydantic-ai's test model.
     runner = Runner(Agent("test", deps_type=Session[None]), app=None)
+    mcp = ArtifactrMcp(workspaces, runner, resolve=resolve_client)
+    add_native_file_tools(mcp, files, workspaces=workspaces, resolve=resolve_client)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncGenerator[None]:
@@ -258,7 +271,8 @@ def create_app(
             say(f"the assistant's suggestion was not seeded: {refused.reason}")
         _instructions(say, base_url, f"{WORKSPACE}/files/{outcome.artifact_id}", name)
         try:
-            yield
+            async with mcp.lifespan():
+                yield
         finally:
             await runner.aclose()
             await engine.dispose()
@@ -275,6 +289,8 @@ def create_app(
             workspace_ids=[WORKSPACE],
         )
     )
+
+    app.mount("/mcp", mcp.http_app(streamable_http_path="/"))
 
     @app.get("/", include_in_schema=False)
     async def front() -> RedirectResponse:
@@ -295,9 +311,11 @@ def _instructions(say: Say, base_url: str, file: str, name: str) -> None:
     read_id = "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"id\"])'"
     say(f"open {base_url}/ in a browser: the page people use (choose who you are at the top)")
     say(f"serving artifactr and the files router at {base_url} (x-user names you)")
+    say(f"MCP (Streamable HTTP) at {base_url}/mcp/, for the person x-user names")
     say(
         f"access is grantr's, in memory: {READER.id} is a viewer of {WORKSPACE}, "
-        f"{EDITOR.id} an editor, anyone else no member"
+        f"{EDITOR.id} and {SECOND_EDITOR.id} editors, {OWNER} owns the tenant; "
+        "anyone else is no member, refused (403)"
     )
     say(f"seeded {name} at {url}, uploaded by {EDITOR.id}")
     say(f"  W={url}")

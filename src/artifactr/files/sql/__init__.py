@@ -1,16 +1,10 @@
 """SQL state: blobs, renders, leases and check-outs in PostgreSQL or SQLite (RFC-0003).
 
-Install the ``artifactr-files-ai[postgres]`` extra (asyncpg) or ``artifactr-files-ai[sqlite]``
-(aiosqlite). Share artifactr's engine, not its storage: upgrade the database with artifactr's
-``migrate`` first, then with this package's :func:`migrate`, and build the adapters over the
-same engine::
+Needs the ``postgres`` or ``sqlite`` extra. Share artifactr's engine: migrate it with artifactr's
+``migrate`` first, then with this package's :func:`migrate`, and build the adapters over it::
 
-    from artifactr.sql import SqlStorage, create_sqlite_engine
-    from artifactr.sql import migrate as migrate_artifactr
     from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders, migrate
 
-    engine = create_sqlite_engine("sqlite+aiosqlite:///app.db")
-    await migrate_artifactr(engine)
     await migrate(engine)
     files = NativeFiles(
         blobs=SqlBlobs(engine),
@@ -20,11 +14,8 @@ same engine::
         app=app,
     )
 
-The tables are ``artifactr_files_*``, their primary keys start with the tenant and the
-workspace, and on PostgreSQL each has artifactr's row-level security policy. Every session is a
-tenant session, so connecting as an ``application_role`` keeps each tenant to its own rows.
-Bytes live in 1 MiB chunk rows: puts and reads stream, in memory that does not grow with the
-file.
+The tables are ``artifactr_files_*``, keyed by tenant and workspace first, under artifactr's
+row-level security on PostgreSQL: every transaction sets its tenant. Bytes stream in 1 MiB rows.
 """
 
 from artifactr.files.sql.blobs import SqlBlobs

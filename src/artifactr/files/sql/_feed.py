@@ -1,10 +1,8 @@
 """The feed: a put's stream cut into chunk rows, a few rows ahead of the database (RFC-0003).
 
-:class:`Feed` reads the caller's stream in a task of its own, hashes and counts it, and cuts it
-into rows of :data:`~artifactr.files.core.blobs.CHUNK_SIZE`, at most :data:`QUEUE_ROWS` ahead of
-the database, then hands on the blob (its digest, size and media type) or whatever stopped the
-stream. :class:`~artifactr.files.sql.SqlBlobs` takes the rows as they come, so hashing overlaps
-the writes.
+:class:`Feed` reads, hashes and counts the caller's stream in a task of its own, and cuts it into
+rows of :data:`~artifactr.files.core.blobs.CHUNK_SIZE`, at most :data:`QUEUE_ROWS` ahead of the
+database, then hands on the blob or whatever stopped the stream.
 """
 
 import asyncio

@@ -1,10 +1,8 @@
 """Uploads: the statements that write a put's rows, and name them with its digest (RFC-0003).
 
-A streamed put claims an upload row (:func:`claim`), writes its chunk rows as they come
-(:func:`insert_chunks`), and at the end names the upload with the digest, or keeps the
-artifact's copy of the same bytes instead (:func:`attach`). Blobs known whole (every row and
-the digest) are stored in one statement, or refreshed where they are stored already
-(:func:`upsert`). :func:`drop` deletes a blob's row and its chunks.
+A streamed put claims an upload row (:func:`claim`), writes its chunks (:func:`insert_chunks`)
+and names the upload with its digest, or keeps the artifact's copy of the same bytes
+(:func:`attach`). :func:`upsert` stores a blob known whole; :func:`drop` deletes one.
 """
 
 import contextlib
@@ -21,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 
 from artifactr.files.core.blobs import CHUNK_SIZE, Hashing
 from artifactr.files.core.manifests import Blob
-from artifactr.files.sql._sessions import DatabaseNow, upsert_into
+from artifactr.files.sql._connections import DatabaseNow, upsert_into
 from artifactr.files.sql._where import blob_row, orphaned_chunks, stored_blob
 from artifactr.files.sql.tables import BlobRow, ChunkRow
 

@@ -1,22 +1,14 @@
 """SQL blobs: native files' bytes in chunk rows, on SQLAlchemy (RFC-0003).
 
-A put streams. A feeder task (:mod:`._feed`) reads the caller's stream, hashes and counts it,
-and cuts it into rows of :data:`~artifactr.files.core.blobs.CHUNK_SIZE`, a few rows ahead of the
-database; meanwhile the put writes the rows under a fresh upload id (:mod:`._uploads`), so
-hashing overlaps the writes. A transaction writes rows as they come, up to
-:data:`TRANSACTION_ROWS`, and commits as soon as the next row is more than :data:`LINGER` away:
-it is never held open across a slow stream (SQLite has one connection and one writer), yet a
-fast one is written in few commits.
+A put streams: a feeder (:mod:`._feed`) hashes the caller's stream and cuts it into rows of
+:data:`~artifactr.files.core.blobs.CHUNK_SIZE` while the put writes them under a fresh upload id
+(:mod:`._uploads`), in transactions of up to :data:`TRANSACTION_ROWS` that never wait on a slow
+stream longer than :data:`LINGER`. The last transaction names the upload with its digest, or
+drops it when the artifact already holds those bytes. An upload that dies half-way is seen by no
+read, and :meth:`SqlBlobs.collect` removes it.
 
-Only at the end is the digest known: then the last transaction names the upload with it, or, if
-the same bytes are already stored for the artifact, refreshes that blob's put time and drops
-the upload. A put that dies half-way leaves an upload without a digest, which no read sees and
-:meth:`SqlBlobs.collect` removes once it is old enough.
-
-Reads stream too, from one query while the caller keeps up (and again from where they stopped
-when it falls :data:`LINGER` behind), and get every chunk of a blob or raise: a blob collected
-while it is read is never silently cut short. The render cache is
-:class:`~artifactr.files.sql.renders.SqlRenders`.
+Reads stream and get every chunk of a blob or raise: a blob collected while it is read is never
+cut short.
 """
 
 import asyncio
@@ -32,9 +24,9 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from artifactr.files.core.blobs import Hashing
 from artifactr.files.core.clock import Clock
 from artifactr.files.core.manifests import Blob
+from artifactr.files.sql._connections import TenantConnections, finished, to_the_end
 from artifactr.files.sql._feed import LINGER, Feed, Item
 from artifactr.files.sql._feed import QUEUE_ROWS as QUEUE_ROWS
-from artifactr.files.sql._sessions import Sessions, finished, to_the_end
 from artifactr.files.sql._uploads import (
     Upload,
     attach,
@@ -81,7 +73,7 @@ class SqlBlobs:
     """
 
     def __init__(self, engine: AsyncEngine, *, clock: Clock | None = None) -> None:
-        self._sessions = Sessions(engine, clock)
+        self._connections = TenantConnections(engine, clock)
 
     async def put(
         self,
@@ -131,9 +123,9 @@ class SqlBlobs:
         self, scope: Scope, artifact_id: str, whole: Sequence[tuple[Sequence[bytes], Blob]]
     ) -> list[Blob]:
         """Store blobs whose every row and digest are known, in one transaction."""
-        now = self._sessions.stamp()
+        now = self._connections.stamp()
         if whole:
-            async with self._sessions.begin(scope.tenant_id) as connection:
+            async with self._connections.begin(scope.tenant_id) as connection:
                 await upsert(connection, scope, artifact_id, whole, now)
         return [blob for _, blob in whole]
 
@@ -145,8 +137,8 @@ class SqlBlobs:
         stream fell :data:`LINGER` behind (or :data:`TRANSACTION_ROWS` were written): the put
         then waits for more outside any transaction.
         """
-        now = self._sessions.stamp()
-        async with self._sessions.begin(upload.scope.tenant_id) as connection:
+        now = self._connections.stamp()
+        async with self._connections.begin(upload.scope.tenant_id) as connection:
             await claim(connection, upload, now)
             written = 0
             while isinstance(item, bytes):
@@ -168,13 +160,13 @@ class SqlBlobs:
     @finished
     async def _discard(self, upload: Upload) -> None:
         scope = upload.scope
-        async with self._sessions.begin(scope.tenant_id) as connection:
+        async with self._connections.begin(scope.tenant_id) as connection:
             await drop(connection, scope, upload.id, BlobRow.sha256.is_(None))
 
     @finished
     async def get(self, scope: Scope, artifact_id: str, sha256: str) -> bytes | None:
         """Return a blob's bytes whole, or None (:meth:`~artifactr.files.core.blobs.Blobs.get`)."""
-        async with self._sessions.read(scope.tenant_id) as connection:
+        async with self._connections.read(scope.tenant_id) as connection:
             found = await connection.execute(
                 select(BlobRow.size, ChunkRow.data)
                 .select_from(BlobRow)
@@ -193,7 +185,7 @@ class SqlBlobs:
     @finished
     async def stat(self, scope: Scope, artifact_id: str, sha256: str) -> Blob | None:
         """Return a blob's record, or None; see :meth:`artifactr.files.core.blobs.Blobs.stat`."""
-        async with self._sessions.read(scope.tenant_id) as connection:
+        async with self._connections.read(scope.tenant_id) as connection:
             found = await connection.execute(
                 select(BlobRow.size, BlobRow.media_type).where(
                     *stored_blob(scope, artifact_id, sha256)
@@ -263,7 +255,7 @@ class SqlBlobs:
             NotFound: If the blob is gone, or a row is missing (a damaged store).
         """
         key = (artifact_id, sha256)
-        async with self._sessions.read(scope.tenant_id) as connection:
+        async with self._connections.read(scope.tenant_id) as connection:
             if connection.dialect.name == "sqlite":
                 start, count, late = await _cursor(connection, rows, scope, key, start)
             else:
@@ -305,7 +297,7 @@ class SqlBlobs:
     async def _candidates(
         self, scope: Scope, before: datetime
     ) -> Sequence[tuple[str, str, str | None]]:
-        async with self._sessions.read(scope.tenant_id) as connection:
+        async with self._connections.read(scope.tenant_id) as connection:
             found = await connection.execute(
                 select(BlobRow.id, BlobRow.artifact_id, BlobRow.sha256).where(
                     *scoped(scope), BlobRow.put_at < before
@@ -315,7 +307,7 @@ class SqlBlobs:
 
     @finished
     async def _remove(self, scope: Scope, blob_id: str, before: datetime) -> Sequence[str | None]:
-        async with self._sessions.begin(scope.tenant_id) as connection:
+        async with self._connections.begin(scope.tenant_id) as connection:
             gone = await connection.execute(
                 delete(BlobRow)
                 .where(*blob_row(scope, blob_id), BlobRow.put_at < before)

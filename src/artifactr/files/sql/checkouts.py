@@ -1,14 +1,9 @@
-"""SQL check-outs: the records of people's check-outs, in ``artifactr_files_checkouts`` (RFC-0003).
+"""SQL check-outs: the records of people's check-outs, in ``artifactr_files_checkouts``.
 
-A record keeps what a check-in needs and must not take from the upload: the artifact, the base
-version and digest it was made from, and who made it. The actor is stored as the JSON of
-artifactr's ``Actor`` union and read back as the same model. ``created_at`` is the database's
-time; it orders the open check-outs, oldest first.
-
-A record outlives its end (ADR-0009). Every change is one conditional ``UPDATE`` of its row in
-one transaction, then a read of the row as it stands: on PostgreSQL an ``UPDATE`` that waited
-for another transaction re-checks its condition on the row that transaction left, and SQLite
-runs one writer at a time, so two racing calls never both win.
+A record keeps the artifact, the base version and digest, and the actor (as the JSON of
+artifactr's ``Actor`` union); ``created_at`` is the database's time and orders open check-outs.
+Every change is one conditional ``UPDATE`` and a read of the row as it stands, so two racing
+calls never both win, on PostgreSQL or SQLite.
 """
 
 from collections.abc import Sequence
@@ -22,7 +17,7 @@ from sqlalchemy import ColumnElement, Row, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from artifactr.files.core.checkouts import Checkout, Ended, Outcome
-from artifactr.files.sql._sessions import DatabaseNow, Sessions, finished, upsert_into
+from artifactr.files.sql._connections import DatabaseNow, TenantConnections, finished, upsert_into
 from artifactr.files.sql.tables import CheckoutRow
 
 _ACTOR: TypeAdapter[Actor] = TypeAdapter(Actor)
@@ -36,7 +31,7 @@ class SqlCheckouts:
     """
 
     def __init__(self, engine: AsyncEngine) -> None:
-        self._sessions = Sessions(engine)
+        self._connections = TenantConnections(engine)
         self._dialect = engine.dialect.name
 
     @finished
@@ -54,19 +49,19 @@ class SqlCheckouts:
             index_elements=[CheckoutRow.tenant_id, CheckoutRow.workspace_id, CheckoutRow.id],
             set_=values,
         )
-        async with self._sessions.begin(scope.tenant_id) as connection:
+        async with self._connections.begin(scope.tenant_id) as connection:
             await connection.execute(added)
 
     @finished
     async def get(self, scope: Scope, checkout_id: str) -> Checkout | None:
         """Return a check-out, or None if there is none."""
-        async with self._sessions.read(scope.tenant_id) as connection:
+        async with self._connections.read(scope.tenant_id) as connection:
             return await _read(connection, scope, checkout_id)
 
     @finished
     async def extend(self, scope: Scope, checkout_id: str, expires_at: datetime) -> bool:
         """Set an open check-out's expiry; return whether it was open."""
-        async with self._sessions.begin(scope.tenant_id) as connection:
+        async with self._connections.begin(scope.tenant_id) as connection:
             extended = await connection.execute(
                 update(CheckoutRow)
                 .where(*_record(scope, checkout_id), CheckoutRow.state == "open")
@@ -79,7 +74,7 @@ class SqlCheckouts:
         self, scope: Scope, checkout_id: str, state: Ended, *, by: Actor, at: datetime
     ) -> Checkout | None:
         """End an open check-out as ``state``; an ended one stays as it is."""
-        async with self._sessions.begin(scope.tenant_id) as connection:
+        async with self._connections.begin(scope.tenant_id) as connection:
             await connection.execute(_end(scope, checkout_id, state, by, at))
             return await _read(connection, scope, checkout_id)
 
@@ -88,7 +83,7 @@ class SqlCheckouts:
         self, scope: Scope, checkout_id: str, token: str, *, until: datetime, now: datetime
     ) -> Checkout | None:
         """Take or renew a check-in's claim while there is no outcome and no other live claim."""
-        async with self._sessions.begin(scope.tenant_id) as connection:
+        async with self._connections.begin(scope.tenant_id) as connection:
             await connection.execute(
                 update(CheckoutRow)
                 .where(
@@ -108,7 +103,7 @@ class SqlCheckouts:
     @finished
     async def unclaim(self, scope: Scope, checkout_id: str, token: str) -> None:
         """Drop the claim ``token`` holds, if it still does."""
-        async with self._sessions.begin(scope.tenant_id) as connection:
+        async with self._connections.begin(scope.tenant_id) as connection:
             await connection.execute(
                 update(CheckoutRow)
                 .where(*_record(scope, checkout_id), CheckoutRow.claim == token)
@@ -120,7 +115,7 @@ class SqlCheckouts:
         self, scope: Scope, checkout_id: str, outcome: Outcome, *, by: Actor, at: datetime
     ) -> Checkout | None:
         """Record a check-in's outcome unless one is; end the check-out if it is open."""
-        async with self._sessions.begin(scope.tenant_id) as connection:
+        async with self._connections.begin(scope.tenant_id) as connection:
             await connection.execute(
                 update(CheckoutRow)
                 .where(*_record(scope, checkout_id), CheckoutRow.outcome.is_(None))
@@ -139,13 +134,13 @@ class SqlCheckouts:
     @finished
     async def remove(self, scope: Scope, checkout_id: str) -> None:
         """Forget a check-out; a missing one is a no-op."""
-        async with self._sessions.begin(scope.tenant_id) as connection:
+        async with self._connections.begin(scope.tenant_id) as connection:
             await connection.execute(delete(CheckoutRow).where(*_record(scope, checkout_id)))
 
     @finished
     async def active(self, scope: Scope, *, now: datetime) -> Sequence[Checkout]:
         """Return the scope's open check-outs that expire after ``now``, oldest first."""
-        async with self._sessions.read(scope.tenant_id) as connection:
+        async with self._connections.read(scope.tenant_id) as connection:
             rows = await connection.execute(
                 _RECORD.where(
                     CheckoutRow.tenant_id == scope.tenant_id,
@@ -159,7 +154,7 @@ class SqlCheckouts:
     @finished
     async def open_on(self, scope: Scope, artifact_id: str) -> Sequence[Checkout]:
         """Return an artifact's open check-outs, their leases lapsed or not, oldest first."""
-        async with self._sessions.read(scope.tenant_id) as connection:
+        async with self._connections.read(scope.tenant_id) as connection:
             rows = await connection.execute(
                 _RECORD.where(
                     CheckoutRow.tenant_id == scope.tenant_id,

@@ -1,13 +1,8 @@
 """SQL leases: one writer at a time on a native file, across processes (RFC-0003).
 
-One row per artifact in ``artifactr_files_leases`` holds the holder and the expiry. Acquiring
-is one statement: insert the row, or, where it exists, take it over only if the holder is the
-same or the lease has expired; no row back is the answer "busy". The statement is atomic on
-PostgreSQL (``INSERT … ON CONFLICT`` locks the row) and on SQLite (one writer at a time), so
-two processes never both hold a lease.
-
-The time is the database's, so processes need not agree on the clock; a clock passed in
-replaces it (tests move time with one). Expiries are timezone-aware UTC.
+One row per artifact holds the holder and the expiry. Acquiring is one atomic statement: insert
+the row, or take it over only from the same holder or an expired lease; no row back means busy.
+The time is the database's unless a clock is passed; expiries are aware UTC.
 """
 
 from datetime import timedelta
@@ -18,7 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files.core.clock import Clock
 from artifactr.files.core.leases import ArtifactLease
-from artifactr.files.sql._sessions import Sessions, finished, upsert_into
+from artifactr.files.sql._connections import TenantConnections, finished, upsert_into
 from artifactr.files.sql.tables import LeaseRow
 
 
@@ -31,7 +26,7 @@ class SqlLeases:
     """
 
     def __init__(self, engine: AsyncEngine, *, clock: Clock | None = None) -> None:
-        self._sessions = Sessions(engine, clock)
+        self._connections = TenantConnections(engine, clock)
         self._dialect = engine.dialect.name
 
     @finished
@@ -48,14 +43,14 @@ class SqlLeases:
             workspace_id=scope.workspace_id,
             artifact_id=artifact_id,
             holder=holder,
-            expires_at=self._sessions.stamp_after(ttl),
+            expires_at=self._connections.stamp_after(ttl),
         )
         taken = taken.on_conflict_do_update(
             index_elements=[LeaseRow.tenant_id, LeaseRow.workspace_id, LeaseRow.artifact_id],
             set_={"holder": taken.excluded.holder, "expires_at": taken.excluded.expires_at},
-            where=or_(LeaseRow.holder == holder, LeaseRow.expires_at <= self._sessions.stamp()),
+            where=or_(LeaseRow.holder == holder, LeaseRow.expires_at <= self._connections.stamp()),
         )
-        async with self._sessions.begin(scope.tenant_id) as connection:
+        async with self._connections.begin(scope.tenant_id) as connection:
             expires_at = await connection.scalar(taken.returning(LeaseRow.expires_at))
         if expires_at is None:
             return None
@@ -64,8 +59,8 @@ class SqlLeases:
     @finished
     async def current(self, scope: Scope, artifact_id: str) -> ArtifactLease | None:
         """Return the live lease, or None if there is none or it has expired."""
-        async with self._sessions.read(scope.tenant_id) as connection:
-            now = await self._sessions.now(connection)
+        async with self._connections.read(scope.tenant_id) as connection:
+            now = await self._connections.now(connection)
             found = await connection.execute(
                 select(LeaseRow.holder, LeaseRow.expires_at).where(
                     *_lease(scope, artifact_id), LeaseRow.expires_at > now
@@ -80,7 +75,7 @@ class SqlLeases:
     @finished
     async def release(self, scope: Scope, artifact_id: str, holder: str) -> bool:
         """End the lease if ``holder`` holds it, expired or not; return whether it did."""
-        async with self._sessions.begin(scope.tenant_id) as connection:
+        async with self._connections.begin(scope.tenant_id) as connection:
             released = await connection.execute(
                 delete(LeaseRow).where(*_lease(scope, artifact_id), LeaseRow.holder == holder)
             )

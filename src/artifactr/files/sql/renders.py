@@ -1,7 +1,7 @@
 """SQL renders: the cache of rendered pages, on SQLAlchemy (RFC-0003).
 
-A page is cached under its :class:`~artifactr.files.core.blobs.RenderKey`: the file's digest,
-the page, the scale and the app's build, in the scope it was rendered in.
+A page is cached under its :class:`~artifactr.files.core.renders.RenderKey` (the file's digest,
+the page, the scale and the app's build) in the scope it was rendered in.
 """
 
 import contextlib
@@ -11,7 +11,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files.core.renders import RenderKey
-from artifactr.files.sql._sessions import Sessions, finished
+from artifactr.files.sql._connections import TenantConnections, finished
 from artifactr.files.sql.tables import RenderRow
 
 
@@ -23,12 +23,12 @@ class SqlRenders:
     """
 
     def __init__(self, engine: AsyncEngine) -> None:
-        self._sessions = Sessions(engine)
+        self._connections = TenantConnections(engine)
 
     @finished
     async def get(self, key: RenderKey) -> bytes | None:
         """Return the cached PNG, or None."""
-        async with self._sessions.read(key.tenant_id) as connection:
+        async with self._connections.read(key.tenant_id) as connection:
             return await connection.scalar(select(RenderRow.png).where(*_render(key)))
 
     @finished
@@ -36,7 +36,7 @@ class SqlRenders:
         """Cache a PNG, replacing any under the same key."""
         # Two renders of one page racing both insert; either PNG will do.
         with contextlib.suppress(IntegrityError):
-            async with self._sessions.begin(key.tenant_id) as connection:
+            async with self._connections.begin(key.tenant_id) as connection:
                 await connection.execute(delete(RenderRow).where(*_render(key)))
                 await connection.execute(
                     insert(RenderRow).values(

@@ -1,15 +1,12 @@
 """Schema: creating and upgrading artifactr.files' tables with its own Alembic chain (RFC-0003).
 
-The migrations ship inside the package (``artifactr.files.migrations``) and record their version
-in ``artifactr_files_alembic_version``, so they run beside artifactr's chain and the
-application's own in one database. They need none of artifactr's tables, but run them after
-artifactr's :func:`artifactr.sql.migrate`, on the same engine::
+The migrations ship in the package and record their version in
+``artifactr_files_alembic_version``; run them after artifactr's, on the same engine::
 
     await artifactr.sql.migrate(engine, application_role="app")
     await artifactr.files.sql.migrate(engine, application_role="app")
 
-On PostgreSQL every table gets artifactr's row-level security policy: a transaction sees and
-writes only the rows of the tenant it names.
+On PostgreSQL every table gets artifactr's row-level security policy.
 """
 
 from alembic import command

@@ -1,17 +1,10 @@
 """Tables: the SQL state of artifactr.files, as SQLAlchemy declarative models (RFC-0003).
 
-Every table is named ``artifactr_files_*`` and its primary key starts with the tenant and the
-workspace, as artifactr's do, so the package shares a database (and an engine) with artifactr
-and the application without sharing their tables. The migrations in the package's own Alembic
-chain build exactly this schema, and record their version in :data:`VERSION_TABLE`.
-
-A blob's bytes are rows of at most :data:`~artifactr.files.core.blobs.CHUNK_SIZE` in
-``artifactr_files_chunks``, never one value, so neither side ever holds a whole file (and
-PostgreSQL's 1 GB cap on a ``bytea`` never applies). The chunks belong to an upload: a row of
-``artifactr_files_blobs`` whose digest is empty until the put has seen every byte.
-
-Timestamps are :class:`UtcDateTime`: SQLite stores them as text without a zone, so they are
-written in UTC and read back as timezone-aware UTC datetimes on every database.
+Every table is ``artifactr_files_*`` and its primary key starts with the tenant and the
+workspace, so the package shares artifactr's database without sharing its tables. A blob's bytes
+are rows of at most :data:`~artifactr.files.core.blobs.CHUNK_SIZE`, owned by an upload whose
+digest is empty until the put has seen every byte. Timestamps are :class:`UtcDateTime`: aware
+UTC on every database.
 """
 
 from datetime import UTC, datetime

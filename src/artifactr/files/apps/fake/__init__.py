@@ -1,20 +1,15 @@
 """FakeApp: an App that edits real .docx bytes with the standard library, for tests (RFC-0003).
 
-:class:`FakeApp` implements :class:`~artifactr.files.core.app_port.App` in process,
-deterministically, with no binary to install: application developers use it in their own tests, and
-this package's tests and demo run on it. It edits the file itself (zip and WordprocessingML,
-:mod:`._document`), so what it returns opens in Word and python-docx, and it saves as WordCraft
-does: only the parts a command changed are rewritten, and ``docProps/core.xml`` is stamped on every
-save, so a batch that changes nothing keeps the fingerprint. A file without core properties gains
-them, related and typed, on its first save, which changes its fingerprint that once.
+:class:`FakeApp` implements :class:`~artifactr.files.core.app_port.App` in process and
+deterministically: what it saves opens in Word and python-docx. It saves as WordCraft does: only
+the parts a command changed are rewritten, and ``docProps/core.xml`` is stamped on every save, so
+a batch that changes nothing keeps the fingerprint.
 
-Its commands are a small subset of WordCraft's, with WordCraft's ids, parameters and refusals,
-so one batch runs on both (``FakeApp().commands()`` lists them). A batch runs like one WordCraft
-session: the caret starts at the start of the first paragraph, commands act on the selection,
-and a refused command refuses the whole batch, which changes nothing::
+Its commands are a subset of WordCraft's, with WordCraft's ids, parameters and refusals
+(``FakeApp().commands()``); a batch starts with the caret at the start of the document, and a
+refused command refuses the whole batch::
 
-    app = FakeApp()
-    edited = await app.apply(
+    edited = await FakeApp().apply(
         source,
         [
             AppCommand(command="select.text", params={"text": "Draft"}),
@@ -22,17 +17,10 @@ and a refused command refuses the whole batch, which changes nothing::
         ],
         author="Ada",
     )
-    app.last_results  # ({"paragraph": 0, "start": 0, "end": 5, "text": "Draft"}, ...)
 
-Each call parses and edits in a worker thread, so a large file never stalls the event loop,
-builds at most ``max_elements`` XML elements (:data:`DEFAULT_MAX_ELEMENTS`), so memory stays
-bounded, and answers :class:`~artifactr.files.core.errors.AppTimeout` at its deadline, when the
-thread is told to stop at its next mebibyte of XML.
-
-Tests make it fail on purpose: ``FakeApp(fail={"apply": "timeout"})`` fails every call of an
-operation, ``app.fail_next("crashed")`` only the next one; ``delay`` makes it slow and
-``max_size`` refuses large files. A timeout waits until the deadline before it raises, so the
-caller's deadline is what's tested.
+Each call parses in a worker thread, builds at most ``max_elements`` XML elements, and answers
+:class:`~artifactr.files.core.errors.AppTimeout` at its deadline. Tests make it fail on purpose
+(``fail=``, :meth:`FakeApp.fail_next`), slow (``delay``) or small (``max_size``).
 """
 
 import asyncio
@@ -47,7 +35,7 @@ from typing import Final, Literal, cast
 from pydantic import JsonValue
 
 from artifactr.files.apps.fake._body import Track
-from artifactr.files.apps.fake._commands import CATALOG, COMMANDS, Params, Session, bad
+from artifactr.files.apps.fake._commands import CATALOG, COMMANDS, Batch, Params, bad
 from artifactr.files.apps.fake._document import Document
 from artifactr.files.apps.fake._package import Package, stamp_core
 from artifactr.files.apps.fake._pages import (
@@ -302,18 +290,18 @@ class FakeApp:
         self, budget: Budget, source: bytes, commands: Sequence[AppCommand], who: str, now: str
     ) -> tuple[Edited, tuple[dict[str, JsonValue], ...]]:
         document = self._open(source, budget)
-        session = Session(document, Track(who, now))
-        results = tuple(self._run(session, command) for command in commands)
+        batch = Batch(document, Track(who, now))
+        results = tuple(self._run(batch, command) for command in commands)
         stamp_core(document.package, who, now)
         content = document.package.save()
         inspection = self._inspect(content, budget.again())
         return Edited(content=content, inspection=inspection), results
 
-    def _run(self, session: Session, command: AppCommand) -> dict[str, JsonValue]:
+    def _run(self, batch: Batch, command: AppCommand) -> dict[str, JsonValue]:
         spec = COMMANDS.get(command.command)
         if spec is None:
             raise AppRefused(f"unknown command `{command.command}`")
-        return spec.run(session, Params(spec, command.params))
+        return spec.run(batch, Params(spec, command.params))
 
     async def inspect(self, source: Source, *, deadline: float = EDIT_DEADLINE) -> Inspection:
         """Return what FakeApp reads in a .docx: outline, text, review, pages, fingerprint.

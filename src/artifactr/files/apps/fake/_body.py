@@ -1,9 +1,7 @@
 """The body: a .docx's main document as it reads, paragraph by paragraph (RFC-0003).
 
-:class:`Body` finds the main document and reads its body: its paragraphs, the visible text of
-each, outline levels by style, comments with the text they are on, tracked changes, and whether
-changes are tracked. :class:`~artifactr.files.apps.fake._document.Document` edits it. Both
-transitional and strict WordprocessingML are read in their own namespace.
+:class:`Body` reads the paragraphs, their visible text and outline levels, comments, tracked
+changes and whether changes are tracked, in transitional or strict WordprocessingML.
 """
 
 from bisect import bisect_right

@@ -1,10 +1,8 @@
-"""FakeApp's commands: a subset of WordCraft's, run on a session with a caret (RFC-0003).
+"""FakeApp's commands: a subset of WordCraft's, run on a batch with a caret (RFC-0003).
 
-Each command has WordCraft's id, parameters and refusals (:data:`CATALOG`), so one batch runs on
-both. A :class:`Session` is one batch's state, as a WordCraft session has it: the document, the
-caret and the selection (which start at the start of the first paragraph), and the flags
-(tracking changes, matching case). :class:`Params` checks a command's parameters as they are
-read, and refuses them as WordCraft does: ``bad parameters: ...``.
+Each command has WordCraft's id, parameters and refusals (:data:`CATALOG`). A :class:`Batch` is
+one batch's state: the document, the caret and selection, and the flags (tracking, matching
+case). :class:`Params` refuses bad parameters as WordCraft does: ``bad parameters: ...``.
 """
 
 import re
@@ -73,11 +71,11 @@ class Params:
         return str(value)
 
 
-# ─── the session ──────────────────────────────────────────────────────────────
+# ─── the batch ────────────────────────────────────────────────────────────────
 
 
-class Session:
-    """One batch's state, as a WordCraft session has it: the document, selection and flags."""
+class Batch:
+    """One batch's state, as WordCraft keeps it: the document, selection and flags."""
 
     def __init__(self, document: Document, track: Track) -> None:
         self.document = document
@@ -103,17 +101,17 @@ class Session:
         return {"paragraph": index, "offset": offset}
 
 
-def _select_text(session: Session, params: Params) -> dict[str, JsonValue]:
+def _select_text(batch: Batch, params: Params) -> dict[str, JsonValue]:
     text = params.text("text")
     occurrence = params.count("occurrence") or 1
     seen = 0
-    for index, paragraph in enumerate(session.document.paragraphs()):
-        content = session.document.text(paragraph.element)
+    for index, paragraph in enumerate(batch.document.paragraphs()):
+        content = batch.document.text(paragraph.element)
         found = content.find(text)
         while found >= 0:
             seen += 1
             if seen == occurrence:
-                session.index, session.start, session.end = index, found, found + len(text)
+                batch.index, batch.start, batch.end = index, found, found + len(text)
                 return {"paragraph": index, "start": found, "end": found + len(text), "text": text}
             found = content.find(text, found + len(text))
     raise AppRefused(
@@ -123,39 +121,39 @@ def _select_text(session: Session, params: Params) -> dict[str, JsonValue]:
     )
 
 
-def _doc_start(session: Session, _params: Params) -> dict[str, JsonValue]:
-    return session.caret(0, 0)
+def _doc_start(batch: Batch, _params: Params) -> dict[str, JsonValue]:
+    return batch.caret(0, 0)
 
 
-def _doc_end(session: Session, _params: Params) -> dict[str, JsonValue]:
-    paragraphs = session.document.paragraphs()
+def _doc_end(batch: Batch, _params: Params) -> dict[str, JsonValue]:
+    paragraphs = batch.document.paragraphs()
     if not paragraphs:
-        return session.caret(0, 0)
+        return batch.caret(0, 0)
     last = len(paragraphs) - 1
-    return session.caret(last, len(session.document.text(paragraphs[last].element)))
+    return batch.caret(last, len(batch.document.text(paragraphs[last].element)))
 
 
-def _insert(session: Session, text: str) -> dict[str, JsonValue]:
-    document, track = session.document, session.track()
-    paragraph = session.focus()
+def _insert(batch: Batch, text: str) -> dict[str, JsonValue]:
+    document, track = batch.document, batch.track()
+    paragraph = batch.focus()
     first, *rest = _PARAGRAPH_BREAK.split(text.replace("\r\n", "\r"))
-    document.replace(paragraph.element, session.start, session.end, first, track)
-    offset = session.start + len(first)
+    document.replace(paragraph.element, batch.start, batch.end, first, track)
+    offset = batch.start + len(first)
     for piece in rest:
         paragraph = document.split(paragraph, offset, track)
-        session.index += 1
+        batch.index += 1
         document.replace(paragraph.element, 0, 0, piece, track)
         offset = len(piece)
-    return session.caret(session.index, offset)
+    return batch.caret(batch.index, offset)
 
 
-def _text_insert(session: Session, params: Params) -> dict[str, JsonValue]:
+def _text_insert(batch: Batch, params: Params) -> dict[str, JsonValue]:
     params.flag("raw")
-    return _insert(session, params.text("text", empty=True))
+    return _insert(batch, params.text("text", empty=True))
 
 
-def _new_paragraph(session: Session, _params: Params) -> dict[str, JsonValue]:
-    return _insert(session, "\r")
+def _new_paragraph(batch: Batch, _params: Params) -> dict[str, JsonValue]:
+    return _insert(batch, "\r")
 
 
 def _fold(text: str) -> str:
@@ -163,15 +161,15 @@ def _fold(text: str) -> str:
     return "".join(c.lower() if len(c.lower()) == 1 else c for c in text)
 
 
-def _replace_all(session: Session, params: Params) -> dict[str, JsonValue]:
+def _replace_all(batch: Batch, params: Params) -> dict[str, JsonValue]:
     text = params.text("text")
     replacement = params.text("with", empty=True, paragraphs=False)
     match_case = params.flag("matchCase")
     if match_case is not None:
-        session.match_case = match_case
-    fold: Callable[[str], str] = str if session.match_case else _fold
+        batch.match_case = match_case
+    fold: Callable[[str], str] = str if batch.match_case else _fold
     needle = fold(text)
-    document, track = session.document, session.track()
+    document, track = batch.document, batch.track()
     replaced = 0
     for paragraph in document.paragraphs():
         content = fold(document.text(paragraph.element))
@@ -179,45 +177,45 @@ def _replace_all(session: Session, params: Params) -> dict[str, JsonValue]:
         for start in reversed(found):
             document.replace(paragraph.element, start, start + len(text), replacement, track)
         replaced += len(found)
-    session.caret(0, 0)
+    batch.caret(0, 0)
     return {"replaced": replaced}
 
 
-def _para_style(session: Session, params: Params) -> dict[str, JsonValue]:
+def _para_style(batch: Batch, params: Params) -> dict[str, JsonValue]:
     name = params.text("style")
-    style_id = session.document.resolve_style(name)
+    style_id = batch.document.resolve_style(name)
     if style_id is None:
         raise AppRefused(f"no style `{name}`")
-    session.document.set_style(session.focus().element, style_id)
+    batch.document.set_style(batch.focus().element, style_id)
     return {"style": style_id}
 
 
-def _new_comment(session: Session, params: Params) -> dict[str, JsonValue]:
+def _new_comment(batch: Batch, params: Params) -> dict[str, JsonValue]:
     text = params.text("text")
-    paragraph = session.focus().element
-    start, end = session.start, session.end
+    paragraph = batch.focus().element
+    start, end = batch.start, batch.end
     if start == end:
-        content = session.document.text(paragraph)
+        content = batch.document.text(paragraph)
         start, end = next(
             (m.span() for m in _WORD.finditer(content) if m.start() <= start <= m.end()),
             (start, end),
         )
-    comment_id = session.document.add_comment(paragraph, start, end, text, session.who)
+    comment_id = batch.document.add_comment(paragraph, start, end, text, batch.who)
     return {"id": comment_id}
 
 
-def _track_changes(session: Session, params: Params) -> dict[str, JsonValue]:
+def _track_changes(batch: Batch, params: Params) -> dict[str, JsonValue]:
     value = params.flag("value")
-    session.tracking = not session.tracking if value is None else value
-    session.document.set_tracking(session.tracking)
-    return {"value": session.tracking}
+    batch.tracking = not batch.tracking if value is None else value
+    batch.document.set_tracking(batch.tracking)
+    return {"value": batch.tracking}
 
 
-def _resolve_one(session: Session, params: Params, *, accept: bool) -> dict[str, JsonValue]:
-    document = session.document
+def _resolve_one(batch: Batch, params: Params, *, accept: bool) -> dict[str, JsonValue]:
+    document = batch.document
     wanted = params.ident("id")
     if wanted is None:
-        change = document.change_at(document.paragraphs(), session.index, session.start)
+        change = document.change_at(document.paragraphs(), batch.index, batch.start)
         if change is None:
             raise AppRefused("no tracked change at or after the selection")
         chosen = [change]
@@ -226,31 +224,31 @@ def _resolve_one(session: Session, params: Params, *, accept: bool) -> dict[str,
         if not chosen:
             raise AppRefused(f"no tracked change `{wanted}`")
     document.resolve(chosen, accept=accept)
-    session.caret(0, 0)
+    batch.caret(0, 0)
     return {"id": chosen[0].id}
 
 
-def _accept(session: Session, params: Params) -> dict[str, JsonValue]:
-    return _resolve_one(session, params, accept=True)
+def _accept(batch: Batch, params: Params) -> dict[str, JsonValue]:
+    return _resolve_one(batch, params, accept=True)
 
 
-def _reject(session: Session, params: Params) -> dict[str, JsonValue]:
-    return _resolve_one(session, params, accept=False)
+def _reject(batch: Batch, params: Params) -> dict[str, JsonValue]:
+    return _resolve_one(batch, params, accept=False)
 
 
-def _resolve_all(session: Session, *, accept: bool) -> int:
-    changes = session.document.changes()
-    session.document.resolve(changes, accept=accept)
-    session.caret(0, 0)
+def _resolve_all(batch: Batch, *, accept: bool) -> int:
+    changes = batch.document.changes()
+    batch.document.resolve(changes, accept=accept)
+    batch.caret(0, 0)
     return len(changes)
 
 
-def _accept_all(session: Session, _params: Params) -> dict[str, JsonValue]:
-    return {"accepted": _resolve_all(session, accept=True)}
+def _accept_all(batch: Batch, _params: Params) -> dict[str, JsonValue]:
+    return {"accepted": _resolve_all(batch, accept=True)}
 
 
-def _reject_all(session: Session, _params: Params) -> dict[str, JsonValue]:
-    return {"rejected": _resolve_all(session, accept=False)}
+def _reject_all(batch: Batch, _params: Params) -> dict[str, JsonValue]:
+    return {"rejected": _resolve_all(batch, accept=False)}
 
 
 @dataclass(frozen=True)
@@ -260,7 +258,7 @@ class Command:
     params: str
     mutates: bool
     fields: tuple[str, ...]
-    run: Callable[[Session, Params], dict[str, JsonValue]]
+    run: Callable[[Batch, Params], dict[str, JsonValue]]
 
 
 CATALOG = (

@@ -1,9 +1,8 @@
 """The document: a .docx's body, edited as WordCraft edits it (RFC-0003).
 
 :class:`Document` is the :class:`~artifactr.files.apps.fake._body.Body` with its edits: text
-replaced plainly or as tracked changes, paragraphs split, changes accepted or rejected,
-comments added, tracking turned on or off, and styles applied (a built-in one added if the
-document lacks it). Each edit marks the parts it changed, so the package rewrites only those.
+replaced plainly or tracked, paragraphs split, changes resolved, comments, tracking and styles.
+Each edit marks the parts it changed, so only those are rewritten.
 """
 
 import copy

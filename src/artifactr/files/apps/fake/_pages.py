@@ -1,8 +1,7 @@
 """FakeApp's pages: its layout of a document's text, and a page drawn as a PNG (RFC-0003).
 
-FakeApp lays text out in lines of :data:`CHARS_PER_LINE` characters, :data:`LINES_PER_PAGE` to
-an A4 page (:data:`PAGE_SIZE`), so its page count and renders are deterministic: a page is white,
-with a dark bar for each line of text.
+Lines of :data:`CHARS_PER_LINE` characters, :data:`LINES_PER_PAGE` to an A4 page: page counts and
+renders are deterministic, a dark bar for each line.
 """
 
 import math

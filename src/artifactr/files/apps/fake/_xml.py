@@ -1,10 +1,8 @@
 """XML parts: parsed within a budget, and written back with their own prefixes (RFC-0003).
 
-:func:`parse_xml` parses a part with ElementTree, counting its elements against a
-:class:`Budget` first and refusing a document type or a nesting past :data:`MAX_DEPTH`.
-:func:`serialize_xml` writes it with our own serializer, which keeps each part's namespace
-prefixes and declarations (ElementTree's would drop a prefix that only ``mc:Ignorable`` names,
-and Word refuses such a part).
+:func:`parse_xml` counts a part's elements against a :class:`Budget` first and refuses a
+document type or a nesting past :data:`MAX_DEPTH`. :func:`serialize_xml` keeps each part's
+namespace prefixes and declarations, which Word needs (``mc:Ignorable`` names prefixes).
 """
 
 import threading

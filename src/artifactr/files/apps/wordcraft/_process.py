@@ -1,14 +1,9 @@
 """WordCraft's process: ``wordcraft-cli mcp`` in a group of its own, over capped pipes (RFC-0003).
 
-A job's process starts in a fresh, empty working directory, in a session (so a process group)
-of its own, and whatever happens its whole group is killed with SIGKILL when the job ends.
-(Process groups make this POSIX only, as the worker is.)
-
-The pipes are this module's, not the SDK's ``stdio_client``: that transport reads lines of any
-length and stops a server gently (close stdin, wait, SIGTERM, wait), where a job must cap what it
-reads and kill at once when its deadline passes. The SDK's models still parse and write every
-message; this module only splits stdout into lines. Any failure in the conversation is typed
-(``crashed`` or ``too_large``, or the app's own), so the worker can send it back by kind.
+A job's process starts in a fresh, empty directory, in a process group of its own, killed whole
+with SIGKILL when the job ends (POSIX only). The pipes are this module's, not the SDK's
+``stdio_client``, so what is read is capped and a deadline kills at once; the SDK's models still
+parse every message. Every failure is typed (``crashed``, ``too_large``, or the app's own).
 """
 
 import os

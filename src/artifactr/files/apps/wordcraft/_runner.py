@@ -1,28 +1,19 @@
 """WordCraft's job runner: one stateless call to ``wordcraft-cli mcp`` over stdio (RFC-0003).
 
-A job (:mod:`artifactr.files.apps.jobs`) is one call of the App port in a process of its own,
-which nothing else shares. :func:`run_job` runs it, and is shared by
-:class:`~artifactr.files.apps.wordcraft.Subprocess` and the worker service:
+:func:`run_job`, shared by :class:`~artifactr.files.apps.wordcraft.Subprocess` and the worker
+service, runs one App call in a process of its own:
 
-1. **Refusals come first**, before any process starts: a file over the size limit, or one the
-   zip screen refuses (not a .docx package, or a zip bomb), a command that could reach the file
-   system (WordCraft confines nothing itself: ``file.*``, ``insert.picture``, exports, and
-   parameters that name a path), and an author WordCraft would read as a flag. A file the
-   caller has screened already (the worker screens every file, and passes its fingerprint on)
-   is not screened again.
-2. A fresh, empty temporary directory becomes the process's working directory, and the process
-   starts in a process group of its own (:mod:`._process`).
-3. The official MCP SDK's :class:`~mcp.client.session.ClientSession` talks to it over its pipes:
-   ``initialize`` (its ``serverInfo`` becomes the :class:`~artifactr.files.core.app_port.About`),
-   the file opened from bytes (``execute file.open {path, data}``), the batch (``batch``, which
-   stops at the first error), ``save_document`` to a name inside the directory, the saved file read
-   back and opened again in the same process, then read: ``get_text``, ``inspect_document``,
-   ``review.comments``, ``review.changes`` and ``file.info``. An edit's inspection is of the file as
-   saved, not of the app's model before saving.
-4. Whatever happened, the whole process group is killed with SIGKILL, and the directory wiped.
+1. It refuses first, before any process starts: a file over the size limit or refused by the zip
+   screen (unless the caller screened it already), a command that could reach the file system
+   (``file.*``, ``insert.picture``, exports, a parameter naming a path), an author that reads
+   as a flag.
+2. The process starts in a fresh, empty directory, in a process group of its own.
+3. The MCP SDK's client opens the file from bytes, runs the batch (stopping at the first error),
+   saves inside the directory, opens the saved file again and reads it, so an edit's inspection
+   is of the file as saved.
+4. Whatever happened, the process group is killed and the directory wiped.
 
-Each failure is typed (``refused``, ``timeout``, ``crashed`` or ``too_large``), so the worker
-can send it back by kind.
+Each failure is typed: ``refused``, ``timeout``, ``crashed`` or ``too_large``.
 """
 
 import base64

@@ -1,12 +1,8 @@
 """WordCraft's local adapter: a fresh ``wordcraft-cli mcp`` process for every call (RFC-0003).
 
-:class:`Subprocess` implements the :class:`~artifactr.files.core.app_port.App` port by running each
-call as one job (:func:`~artifactr.files.apps.wordcraft.run_job`): a new process in a new, empty
-temporary directory, which is killed with its whole process group and wiped when the call ends.
-Nothing stays open between calls, so calls may run side by side.
-
-It is for tests and trusted files, and is not a sandbox: the job refuses commands that name paths,
-but the app still runs as this process's user, on this machine. Hostile files go to the worker.
+:class:`Subprocess` runs each App call as one job (:func:`~artifactr.files.apps.wordcraft.run_job`)
+in a new process and directory, both gone when the call ends, so calls may run side by side. It
+is for tests and trusted files, not a sandbox: hostile files go to the worker.
 """
 
 import hashlib

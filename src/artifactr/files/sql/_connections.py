@@ -1,13 +1,10 @@
-"""Sessions: tenant connections on a shared engine, the database's clock, calls that finish.
+"""Tenant connections on a shared engine, the database's clock, calls that finish.
 
-Every adapter's transaction sets the scope's tenant as it begins, as artifactr's
-:class:`~artifactr.sql.tenancy.TenantSession` does, so PostgreSQL's row-level security holds
-when the application connects as a role that owns nothing (RFC-0003); and on an engine an
-adapter was given, a tenant that anything set for a whole session is reset as each connection
-goes back to the pool, so no connection carries a tenant to its next user (ADR-0015). The time
-comes from the database unless a clock is injected, so processes whose clocks disagree still
-agree on a lease. And every database call runs to its end even if its caller is cancelled: a
-statement abandoned half-way can keep SQLite's write lock, or an engine's only connection.
+Every transaction sets the scope's tenant as it begins, so PostgreSQL's row-level security
+holds; on an engine an adapter was given, a tenant set for a whole session is reset as each
+connection goes back to the pool (ADR-0015). The time is the database's unless a clock is
+injected. Every database call runs to its end even if its caller is cancelled, so no statement
+is abandoned holding a lock or a connection.
 """
 
 import asyncio
@@ -83,11 +80,11 @@ def upsert_into(table: type[Base], dialect: str) -> postgres.Insert | sqlite.Ins
     return (postgres.insert if dialect == "postgresql" else sqlite.insert)(table)
 
 
-class Sessions:
+class TenantConnections:
     """Tenant connections on an engine, and the time on the engine's (or an injected) clock.
 
-    A connection is SQLAlchemy Core's, not an ORM session: the adapters write rows by statement,
-    and a session's unit of work would only add its cost to every short transaction.
+    A connection is SQLAlchemy Core's, not an ORM unit of work: the adapters write rows by
+    statement, and a unit of work would only add its cost to every short transaction.
 
     Args:
         engine: The database. It is shared, never disposed of here.
@@ -133,7 +130,7 @@ class Sessions:
 
 
 async def _enter(connection: AsyncConnection, tenant_id: str) -> None:
-    """Tell PostgreSQL the transaction's tenant, as artifactr's tenant sessions do.
+    """Tell PostgreSQL the transaction's tenant, as artifactr's tenant transactions do.
 
     The setting lasts for the transaction only, so a pooled connection never carries a tenant
     into its next one. SQLite has no row-level security: there is nothing to set.

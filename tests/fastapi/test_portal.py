@@ -6,6 +6,7 @@ see: the words of each outcome, which buttons are offered, and the links to the 
 renders and downloads. The browser tests (tests/browser) drive the same pages in chromium.
 """
 
+import html
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -14,11 +15,14 @@ from datetime import timedelta
 import httpx2
 import pytest
 from artifactr import AgentActor, UserActor
+from artifactr.workspace import Workspace
 
 from artifactr.files.core.app_port import AppCommand
+from artifactr.files.core.manifests import NativeFile
 from artifactr.files.fastapi.portal import (
     CONTENT_SECURITY_POLICY,
     PERSON_COOKIE,
+    EditorLink,
     Person,
     _participant,
     _size,
@@ -74,13 +78,13 @@ async def portal(api: Api) -> AsyncIterator[Portal]:
 def words(response: httpx2.Response) -> str:
     """Return the page's text, as a person reads it: no tags, entities decoded."""
     text = re.sub(r"<[^>]+>", " ", response.text)
-    return " ".join(text.replace("&#x27;", "'").replace("&amp;", "&").split())
+    return " ".join(html.unescape(text).split())
 
 
 def notice(response: httpx2.Response) -> str:
     found = re.search(r'<p class="notice [a-z]+" role="status">(.*?)</p>', response.text)
     assert found is not None, response.text
-    return re.sub(r"<[^>]+>", "", found.group(1)).replace("&#x27;", "'")
+    return html.unescape(re.sub(r"<[^>]+>", "", found.group(1)))
 
 
 async def revise(portal: Portal, artifact_id: str, data: bytes) -> httpx2.Response:
@@ -468,3 +472,63 @@ def test_sizes_are_said_in_bytes_kib_or_mib() -> None:
 def test_a_lease_holder_is_named_by_its_participant() -> None:
     assert _participant("checkout:co_1:user:alice") == "user:alice"
     assert _participant("edit:1234") == "edit:1234"
+
+
+async def test_a_file_page_offers_the_editor_links_its_provider_gives(api: Api) -> None:
+    seen: list[tuple[str, str, str]] = []
+
+    async def links(ws: Workspace, artifact_id: str, file: NativeFile) -> list[EditorLink]:
+        seen.append((ws.actor.participant, artifact_id, file.name))
+        return [
+            EditorLink("Open in <Word>", "/open/word", target="_blank"),
+            EditorLink(
+                "Edit in the browser", "/wopi/edit", method="post", fields=(("token", '"t&1"'),)
+            ),
+        ]
+
+    app = FastAPI()
+    app.include_router(files_router(api.files, api.workspaces, resolve_actor=resolve_actor))
+    app.include_router(
+        portal_router(
+            api.files,
+            api.workspaces,
+            resolve_actor=resolve_actor,
+            people=PEOPLE,
+            workspace_ids=[WORKSPACE],
+            editor_links=links,
+        )
+    )
+    artifact_id = await api.upload(build_docx(PARAGRAPHS))
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://portal.test") as client:
+        page = await client.get(f"/portal/workspaces/{WORKSPACE}/files/{artifact_id}", headers=BOB)
+    assert seen == [("user:bob", artifact_id, "contract.docx")]
+    actions = page.text.split('class="actions editor-actions"', 1)[1].split("</div>", 1)[0]
+    assert (
+        '<a class="button" href="/open/word" target="_blank" rel="noopener">'
+        "Open in &lt;Word&gt;</a>"
+    ) in actions
+    assert '<form method="post" action="/wopi/edit">' in actions
+    assert '<input type="hidden" name="token" value="&#34;t&amp;1&#34;">' in actions
+    assert "<button>Edit in the browser</button>" in actions
+    # Without a provider, the block is empty.
+    plain = await portal_get_plain(api, artifact_id)
+    assert "editor-actions" not in plain
+
+
+async def portal_get_plain(api: Api, artifact_id: str) -> str:
+    app = FastAPI()
+    app.include_router(files_router(api.files, api.workspaces, resolve_actor=resolve_actor))
+    app.include_router(
+        portal_router(
+            api.files,
+            api.workspaces,
+            resolve_actor=resolve_actor,
+            people=PEOPLE,
+            workspace_ids=[WORKSPACE],
+        )
+    )
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://portal.test") as client:
+        page = await client.get(f"/portal/workspaces/{WORKSPACE}/files/{artifact_id}", headers=BOB)
+    return page.text

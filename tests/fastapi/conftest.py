@@ -107,11 +107,11 @@ def build_app(files: NativeFiles, workspaces: Workspaces) -> FastAPI:
 async def make_api(engine: AsyncEngine) -> AsyncIterator[MakeApi]:
     await migrate(engine)
     await migrate_files(engine)
-    storage = SqlStorage(engine)
     async with AsyncExitStack() as stack:
 
         async def make(*, app: App | None = None, **options: Any) -> Api:
             clock = Clock()
+            storage = SqlStorage(engine, clock=clock)
             fake = FakeApp()
             switch = InMemoryIntegrations()
             files = NativeFiles(

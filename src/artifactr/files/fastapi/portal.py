@@ -13,30 +13,50 @@ must be included in the same app::
     app.include_router(portal_router(files, workspaces, resolve_actor=resolve_actor, people=people))
 
 What a person sees, under ``/portal/workspaces/{workspace_id}/files``: the workspace's files;
-for one file its name, size, outline, the lease's holder and expiry, page previews, its history
-with each revision's diff (changed text, differing pages side by side) and its pending
-proposals, with accept and reject for a person who may; check-out (which downloads the file and
-shows the expiry), extend, discard, and check-in by a file-upload form, streamed into the
-service as the files router streams one (:func:`~artifactr.files.fastapi.bodies.read_body`),
-whose outcome is said in words: applied, unchanged, or kept as a proposal because the file
-moved on. An optional :data:`EditorLinks` provider adds buttons that open the file in an editor
-(the file page's ``editor_actions`` block).
+for one file its name, size, outline, the lease's holder and expiry, page previews that open
+full size, its history (who, when and the summary of each revision, and its diff: changed
+words, differing pages side by side with the changed region marked) and its pending proposals
+(who, when, what they wrote; an outdated one said so, with no Accept that can only fail, and a
+stale check-in's with the revisions accepting it would undo); check-out (which downloads the
+file), extend, discard, ending someone else's check-out after a confirmation (for whoever may,
+ADR-0006), and check-in by a file-upload form, streamed into the service as the files router
+streams one (:func:`~artifactr.files.fastapi.bodies.read_body`). Every form answers with a
+redirect to a page that says the outcome in words (post/redirect/get: the notice travels in a
+signed, short-lived cookie), so a refresh never posts again and a repeated post is harmless.
+A refusal says what the person did wrong and what to do, keeps the API's technical reason
+beside it, and keeps the summary they typed. Times are said as a person reads them ("in 8
+hours", the exact time in ``time_zone`` beside or in a title), RFC 3339 in ``datetime``.
+
+An optional :data:`EditorLinks` provider adds buttons that open the file in an editor (the file
+page's ``editor_actions`` block).
 
 Who the caller is comes from ``resolve_actor``; the page offers ``people`` to choose from and
 keeps the choice in the :data:`PERSON_COOKIE` cookie, which the application's ``resolve_actor``
 reads. That is a choice, not authentication, and the page says so.
 """
 
-from collections.abc import Awaitable, Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import zlib
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable, Coroutine, Mapping
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, tzinfo
 from importlib.resources import files as package_files
 from typing import Annotated, Any, Final, Literal
 from urllib.parse import quote, urlencode
 
 from artifactr.core import (
     Actor,
+    ArtifactChanged,
+    ArtifactCreated,
     EditArtifact,
+    NotFound,
     Proposal,
+    ProposalCreated,
     Rejection,
     RespondToProposal,
     UserActor,
@@ -50,16 +70,21 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import BaseModel, ConfigDict
 from starlette.templating import Jinja2Templates
 
-from artifactr.files.core.clock import rfc3339
-from artifactr.files.core.errors import AppFailure
-from artifactr.files.core.manifests import NativeFile
+from artifactr.files.core.clock import rfc3339, utc_now
+from artifactr.files.core.errors import AppFailure, UnsafeFile
+from artifactr.files.core.leases import ArtifactBusy, scope_of
+from artifactr.files.core.manifests import Blob, NativeFile
 from artifactr.files.fastapi.bodies import FormRefused, read_body
+from artifactr.files.fastapi.portal_words import Piece, changed_words, exact, for_people, relative
 from artifactr.files.fastapi.router import SUMMARY
 from artifactr.files.native import CheckedIn, NativeFiles
-from artifactr.files.native.diff import DiffLimits, proposal_diff, revision_diff
+from artifactr.files.native.diff import DiffLimits, FileDiff, TextDiff, proposal_diff, revision_diff
 
 PERSON_COOKIE: Final = "artifactr_person"
 """The cookie that keeps the chosen person's id."""
+
+NOTICE_COOKIE: Final = "artifactr_notice"
+"""The cookie that carries a form's outcome to the page it redirects to, signed, read once."""
 
 CONTENT_SECURITY_POLICY: Final = (
     "default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none'; "
@@ -70,11 +95,18 @@ CONTENT_SECURITY_POLICY: Final = (
 PREVIEW_SCALE: Final = 0.3
 """The scale of the page previews on a file's page."""
 
+FULL_SCALE: Final = 1.0
+"""The scale a page opens at, full size."""
+
 MAX_PREVIEWS: Final = 12
 """How many pages a file's page previews."""
 
+MAX_KEPT_SUMMARY: Final = 1_000
+"""The most of a refused check-in's summary the notice keeps, in characters."""
+
 EDIT: Final = "artifactr:edit_artifact"
 RESPOND: Final = "artifactr:respond_to_proposal"
+ARCHIVE: Final = "artifactr:archive_artifact"
 
 _HEADERS: Final = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
@@ -160,16 +192,40 @@ class _Environment(Environment):
     filters: dict[str, Callable[..., object]]
 
 
-def _templates() -> Jinja2Templates:
-    environment = _Environment(
-        loader=PackageLoader("artifactr.files.fastapi", "templates"),
-        autoescape=True,
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
+@dataclass(frozen=True)
+class _Said:
+    """A notice at the top of a page: how it went (its style), in words, and what goes with it."""
+
+    kind: str
+    """``applied``, ``info``, ``proposed`` or ``refused``."""
+    message: str
+    link: tuple[str, str] | None = None
+    """A link after the words: where, and what it says."""
+    refresh: str = ""
+    """Where the page sends the browser at once (a check-out's download), if anywhere."""
+    technical: str = ""
+    """A refusal's reason as the API gives it."""
+    summary: str = ""
+    """The summary a refused check-in carried, to fill the form again."""
+
+
+@dataclass(frozen=True)
+class _Dated:
+    """Who did something, when, and what they wrote about it."""
+
+    by: str
+    at: datetime | None
+    summary: str
+
+
+@dataclass
+class _Timeline:
+    """A file's revisions and the workspace's proposals, when each was made and its summary."""
+
+    versions: dict[int, tuple[datetime, str]] = field(
+        default_factory=dict[int, tuple[datetime, str]]
     )
-    environment.filters.update(rfc3339=rfc3339, size=_size, why=_why)
-    return Jinja2Templates(env=environment)
+    proposals: dict[str, datetime] = field(default_factory=dict[str, datetime])
 
 
 # ─── the router ───────────────────────────────────────────────────────────────
@@ -184,6 +240,9 @@ def portal_router(
     workspace_ids: Sequence[str],
     limits: DiffLimits | None = None,
     editor_links: EditorLinks | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    time_zone: tzinfo = UTC,
+    secret: bytes | None = None,
 ) -> APIRouter:
     """Return the portal's routes, under ``/portal``: the pages people use.
 
@@ -196,16 +255,53 @@ def portal_router(
         workspace_ids: The workspaces its first page lists.
         limits: The bounds of the diffs it shows; the defaults if None.
         editor_links: The buttons that open a file in an editor, on its page; none if None.
+        clock: What "now" is, for times said as "in 8 hours".
+        time_zone: The zone exact times are said in.
+        secret: Signs the notice a form's redirect carries; a random one if None, so processes
+            that share the page's traffic must share one.
     """
     router = APIRouter(prefix="/portal", include_in_schema=False, route_class=_PortalRoute)
     names = {f"user:{person.id}": person.name for person in people}
-    templates = _templates()
+    key = secret or secrets.token_bytes(32)
     stylesheet_text = (
         package_files("artifactr.files.fastapi").joinpath("static/portal.css").read_text()
     )
+    environment = _Environment(
+        loader=PackageLoader("artifactr.files.fastapi", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
-    def name_of(participant: str) -> str:
-        return names.get(participant, participant)
+    def from_now(moment: datetime) -> str:
+        return relative(moment, clock())
+
+    def in_zone(moment: datetime) -> str:
+        return exact(moment, time_zone)
+
+    def in_zone_long(moment: datetime) -> str:
+        return exact(moment, time_zone, long=True)
+
+    environment.filters.update(
+        rfc3339=rfc3339, size=_size, relative=from_now, exact=in_zone, exact_long=in_zone_long
+    )
+    templates = Jinja2Templates(env=environment)
+
+    def name_of(actor: Actor | str) -> str:
+        participant = actor if isinstance(actor, str) else actor.participant
+        fallback = participant if isinstance(actor, str) else actor.display_name
+        return names.get(participant, fallback)
+
+    def at(moment: datetime) -> str:
+        """Say a time to come in a notice: exact, then how far it is from now."""
+        return f"{exact(moment, time_zone)} ({relative(moment, clock())})"
+
+    def since(moment: datetime) -> str:
+        """Say a time past in a notice: how long ago, then exact."""
+        return f"{relative(moment, clock())} ({exact(moment, time_zone)})"
+
+    # ─── answering ────────────────────────────────────────────────────────────
 
     def render(
         request: Request,
@@ -216,30 +312,58 @@ def portal_router(
         status: int = 200,
     ) -> HTMLResponse:
         current = actor.id if isinstance(actor, UserActor) else None
+        carried = _unseal(key, request.cookies.get(NOTICE_COOKIE, ""))
         full: dict[str, object] = {
             "people": people,
             "current": current,
             "back": _here(request),
-            "refresh": "",
-            "said": None,
+            "said": carried,
             "actor": actor,
             **context,
         }
-        return templates.TemplateResponse(
+        said = full["said"]
+        full["refresh"] = said.refresh if isinstance(said, _Said) else ""
+        response = templates.TemplateResponse(
             request, template, full, status_code=status, headers=_HEADERS
         )
+        if NOTICE_COOKIE in request.cookies:
+            response.delete_cookie(NOTICE_COOKIE, path="/portal")
+        return response
+
+    def redirect(to: str, said: _Said) -> RedirectResponse:
+        response = RedirectResponse(to, status_code=303)
+        response.set_cookie(
+            NOTICE_COOKIE,
+            _seal(key, said),
+            max_age=300,
+            path="/portal",
+            httponly=True,
+            samesite="strict",
+        )
+        return response
 
     def message(
         request: Request,
         actor: Actor | None,
         heading: str,
         *,
-        said: "_Said | None" = None,
+        said: _Said | None = None,
         text: str = "",
         status: int = 200,
     ) -> HTMLResponse:
         context = {"title": heading, "heading": heading, "said": said, "text": text}
         return render(request, "message.html", context, actor, status=status)
+
+    def refused(
+        request: Request, actor: Actor | None, problem: Rejection | AppFailure
+    ) -> HTMLResponse:
+        status = 502 if isinstance(problem, AppFailure) else STATUS_CODES.get(problem.code, 400)
+        said = refusal(problem)
+        return message(request, actor, "That didn't work", said=said, status=status)
+
+    def refusal(problem: Rejection | AppFailure, *, summary: str = "") -> _Said:
+        said = for_people(problem)
+        return _Said("refused", said.words, technical=said.technical, summary=summary)
 
     async def who(request: Request) -> tuple[str, Actor] | None:
         try:
@@ -261,16 +385,6 @@ def portal_router(
 
     current = Depends(opened)
 
-    def refused(
-        request: Request, actor: Actor | None, problem: Rejection | AppFailure
-    ) -> HTMLResponse:
-        if isinstance(problem, AppFailure):
-            status, words = 502, f"The app failed ({problem.kind}): {problem.reason}"
-        else:
-            status, words = STATUS_CODES.get(problem.code, 400), str(problem)
-        said = _Said("refused", words)
-        return message(request, actor, "That didn't work", said=said, status=status)
-
     def urls(request: Request, ws: Workspace) -> "_Urls":
         return _Urls(request, ws.workspace_id)
 
@@ -280,6 +394,43 @@ def portal_router(
         except Rejection:
             return False
         return True
+
+    async def timeline(ws: Workspace, artifact_id: str) -> _Timeline:
+        found = _Timeline()
+        for envelope in await ws.read():
+            match envelope.event:
+                case ArtifactCreated(artifact_id=artifact, version=version) if (
+                    artifact == artifact_id
+                ):
+                    found.versions[version] = (envelope.ts, "uploaded")
+                case ArtifactChanged(artifact_id=artifact, version=version, summary=summary) if (
+                    artifact == artifact_id
+                ):
+                    found.versions[version] = (envelope.ts, summary)
+                case ProposalCreated(proposal_id=proposal_id):
+                    found.proposals[proposal_id] = envelope.ts
+                case _:
+                    pass
+        return found
+
+    async def history(ws: Workspace, artifact_id: str, known: _Timeline) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for revision in reversed(await ws.revisions(artifact_id)):
+            moment, summary = known.versions.get(revision.version, (None, ""))
+            rows.append(
+                {
+                    "version": revision.version,
+                    "dated": _Dated(name_of(revision.actor), moment, summary),
+                    "sha256": _content_digest(revision.data),
+                }
+            )
+        return rows
+
+    def dated(proposal: Proposal, known: _Timeline) -> _Dated:
+        change = proposal.change
+        summary = change.summary if isinstance(change, EditArtifact) else ""
+        moment = known.proposals.get(proposal.id)
+        return _Dated(name_of(proposal.proposed_by), moment, summary or "")
 
     # ─── pages ────────────────────────────────────────────────────────────────
 
@@ -327,35 +478,12 @@ def portal_router(
         context = {"title": title, "workspace_id": ws.workspace_id, "rows": rows}
         return render(request, "files.html", context, ws.actor)
 
-    async def acting(
-        request: Request,
-        ws: Workspace,
-        artifact_id: str,
-        action: Callable[[], Awaitable[tuple["_Said", str]]],
-    ) -> Response:
-        """Do a form's action as the caller, then show the file with its notice.
-
-        ``action`` returns the notice and where the page sends the browser next ("" for
-        nowhere); a refusal is the notice instead.
-        """
-        try:
-            said, refresh = await action()
-        except Rejection as rejection:
-            return await file_page(request, ws, artifact_id, _Said("refused", str(rejection)))
-        return await file_page(request, ws, artifact_id, said, refresh=refresh)
-
-    async def file_page(
-        request: Request,
-        ws: Workspace,
-        artifact_id: str,
-        said: "_Said | None" = None,
-        refresh: str = "",
-    ) -> Response:
+    @router.get("/workspaces/{workspace_id}/files/{artifact_id}", name="portal_file")
+    async def one_file(request: Request, artifact_id: str, ws: Workspace = current) -> Response:
         try:
             context = await file_context(request, ws, artifact_id)
         except (Rejection, AppFailure) as problem:
             return refused(request, ws.actor, problem)
-        context.update(said=said, refresh=refresh, back=urls(request, ws).file(artifact_id))
         return render(request, "file.html", context, ws.actor)
 
     async def file_context(request: Request, ws: Workspace, artifact_id: str) -> dict[str, object]:
@@ -366,8 +494,10 @@ def portal_router(
         lapsed = [] if not editor or mine else await files.open_checkouts(ws, artifact_id)
         pending = [p for p in await ws.proposals() if p.artifact_id == artifact_id]
         links = [] if editor_links is None else list(await editor_links(ws, artifact_id, manifest))
+        known = await timeline(ws, artifact_id)
+        ends = lease is not None and not mine and editor and await may(ws, ARCHIVE, artifact_id)
         return {
-            "title": "File",
+            "title": manifest.name,
             "link": urls(request, ws),
             "artifact_id": artifact_id,
             "version": version,
@@ -375,21 +505,29 @@ def portal_router(
             "lease": lease,
             "holder": None if lease is None else name_of(_participant(lease.holder)),
             "mine": mine,
-            "checkout_id": _checkout_of(lease.holder) if mine and lease else "",
+            "checkout_id": _checkout_of(lease.holder) if lease else "",
+            "ends": ends,
             "editor": editor,
             "lapsed": lapsed[0] if lapsed else None,
             "summary_max": SUMMARY,
             "previews": range(1, min(manifest.pages or 0, MAX_PREVIEWS) + 1),
             "preview_scale": PREVIEW_SCALE,
-            "revisions": list(reversed(await ws.revisions(artifact_id))),
-            "proposals": pending,
+            "full_scale": FULL_SCALE,
+            "revisions": await history(ws, artifact_id, known),
+            "proposals": [
+                {
+                    "proposal": proposal,
+                    "dated": dated(proposal, known),
+                    "outdated": _base_of(proposal) != version,
+                }
+                for proposal in pending
+            ],
             "responder": bool(pending) and await may(ws, RESPOND, artifact_id),
             "editor_links": links,
         }
 
-    @router.get("/workspaces/{workspace_id}/files/{artifact_id}", name="portal_file")
-    async def one_file(request: Request, artifact_id: str, ws: Workspace = current) -> Response:
-        return await file_page(request, ws, artifact_id)
+    def diff_context(link: "_Urls", found: FileDiff) -> dict[str, object]:
+        return {"link": link, "found": found, "marked": _marked(found.text), "full": FULL_SCALE}
 
     @router.get("/workspaces/{workspace_id}/files/{artifact_id}/diff", name="portal_diff")
     async def diff_page(
@@ -407,8 +545,7 @@ def portal_router(
         context = {
             "title": f"{manifest.name}: version {before} to {after}",
             "back_label": manifest.name,
-            "link": urls(request, ws),
-            "found": found,
+            **diff_context(urls(request, ws), found),
         }
         return render(request, "diff.html", context, ws.actor)
 
@@ -420,35 +557,113 @@ def portal_router(
         request: Request, artifact_id: str, proposal_id: str, ws: Workspace = current
     ) -> Response:
         try:
-            _, manifest = await files.manifest(ws, artifact_id)
+            version, manifest = await files.manifest(ws, artifact_id)
             found = await proposal_diff(files, ws, artifact_id, proposal_id, limits=limits)
             proposal = await ws.proposal(proposal_id)
+            _, base, after = await files.proposed(ws, artifact_id, proposal_id)
         except (Rejection, AppFailure) as problem:
             return refused(request, ws.actor, problem)
+        known = await timeline(ws, artifact_id)
+        rows = await history(ws, artifact_id, known)
+        made_on = after.provenance.base
+        undone: list[dict[str, Any]] = []
+        made_from = found.before_version
+        if made_on is not None and made_on != base.content.sha256:
+            # A stale check-in: the file it replaces the head with was edited from an older
+            # version, so accepting it undoes what changed since (ADR-0004).
+            older = [row for row in rows if row["sha256"] == made_on]
+            made_from = older[0]["version"] if older else 0
+            undone = [row for row in reversed(rows) if made_from < row["version"] <= version]
         context = {
             "title": f"{manifest.name}: proposed on version {found.before_version}",
             "back_label": manifest.name,
-            "link": urls(request, ws),
-            "found": found,
             "proposal": proposal,
+            "dated": dated(proposal, known),
+            "outdated": found.before_version != version,
+            "head": version,
+            "mine": proposal.proposed_by.participant == ws.actor.participant,
+            "undone": undone,
+            "made_from": made_from,
             "responder": await may(ws, RESPOND, artifact_id),
+            **diff_context(urls(request, ws), found),
         }
         return render(request, "proposal.html", context, ws.actor)
 
+    @router.get(
+        "/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/end",
+        name="portal_end",
+    )
+    async def end_page(
+        request: Request, artifact_id: str, checkout_id: str, ws: Workspace = current
+    ) -> Response:
+        link = urls(request, ws)
+        try:
+            await files.lease(ws, artifact_id)  # the file is visible to the caller
+        except Rejection as problem:
+            return refused(request, ws.actor, problem)
+        record = await files.checkouts.get(scope_of(ws), checkout_id)
+        if record is None or record.artifact_id != artifact_id or record.state != "open":
+            said = _Said("info", "That check-out has ended already: the page shows who has it.")
+            return redirect(link.file(artifact_id), said)
+        lease = await files.lease(ws, artifact_id)
+        holding = lease is not None and lease.holder == record.holder
+        context = {
+            "title": f"End {name_of(record.actor)}'s check-out?",
+            "holder": name_of(record.actor),
+            "record": record,
+            "until": lease.expires_at if lease is not None and holding else record.expires_at,
+            "action": f"{link.checkout(artifact_id, checkout_id)}/end",
+            "back_to": link.file(artifact_id),
+        }
+        return render(request, "end.html", context, ws.actor)
+
     # ─── actions ──────────────────────────────────────────────────────────────
+
+    async def acting(
+        request: Request,
+        ws: Workspace,
+        artifact_id: str,
+        action: Callable[[], Awaitable[_Said]],
+    ) -> Response:
+        """Do a form's action as the caller, then send the browser to the file with the notice.
+
+        A refusal is the notice instead: said for a person, the technical reason beside it.
+        """
+        try:
+            said = await action()
+        except (Rejection, AppFailure) as problem:
+            said = refusal(problem)
+        return redirect(urls(request, ws).file(artifact_id), said)
 
     @router.post("/workspaces/{workspace_id}/files/{artifact_id}/check-out")
     async def check_out(request: Request, artifact_id: str, ws: Workspace = current) -> Response:
-        async def checked_out() -> tuple[_Said, str]:
-            record = await files.check_out(ws, artifact_id)
-            download = urls(request, ws).download(artifact_id, record.base_version)
-            said = _Said(
+        link = urls(request, ws)
+
+        async def checked_out() -> _Said:
+            try:
+                record = await files.check_out(ws, artifact_id)
+            except ArtifactBusy:
+                mine = await files.open_checkouts(ws, artifact_id)
+                lease = await files.lease(ws, artifact_id)
+                if not mine or lease is None or lease.holder != mine[0].holder:
+                    raise
+                # The same form posted again: the check-out it made stands.
+                download = link.download(artifact_id, mine[0].base_version)
+                return _Said(
+                    "info",
+                    "You have this file checked out already, yours until "
+                    f"{at(lease.expires_at)}: nothing was done again.",
+                    link=(download, "Download it again"),
+                )
+            download = link.download(artifact_id, record.base_version)
+            return _Said(
                 "applied",
-                f"Checked out version {record.base_version} until {rfc3339(record.expires_at)}. "
-                "Your download starts by itself; edit the file, then check it in below.",
+                f"Checked out version {record.base_version}, yours until "
+                f"{at(record.expires_at)}. Your download starts by itself; edit the file, then "
+                "check it in below.",
                 link=(download, "Download it again"),
+                refresh=download,
             )
-            return said, download
 
         return await acting(request, ws, artifact_id, checked_out)
 
@@ -456,9 +671,9 @@ def portal_router(
     async def extend(
         request: Request, artifact_id: str, checkout_id: str, ws: Workspace = current
     ) -> Response:
-        async def extended() -> tuple[_Said, str]:
+        async def extended() -> _Said:
             record = await files.extend(ws, checkout_id)
-            return _Said("applied", f"Extended: yours until {rfc3339(record.expires_at)}."), ""
+            return _Said("applied", f"Extended: yours until {at(record.expires_at)}.")
 
         return await acting(request, ws, artifact_id, extended)
 
@@ -466,44 +681,91 @@ def portal_router(
     async def discard(
         request: Request, artifact_id: str, checkout_id: str, ws: Workspace = current
     ) -> Response:
-        async def discarded() -> tuple[_Said, str]:
+        async def discarded() -> _Said:
             await files.discard(ws, checkout_id)
             free = await files.lease(ws, artifact_id) is None
             said = "and the file is free." if free else "and someone else has it checked out."
-            return _Said("applied", f"Discarded: nothing was checked in, {said}"), ""
+            return _Said("applied", f"Discarded: nothing was checked in, {said}")
 
         return await acting(request, ws, artifact_id, discarded)
+
+    @router.post("/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/end")
+    async def end(
+        request: Request, artifact_id: str, checkout_id: str, ws: Workspace = current
+    ) -> Response:
+        async def ended() -> _Said:
+            record = await files.checkouts.get(scope_of(ws), checkout_id)
+            await files.discard(ws, checkout_id)
+            holder = "the" if record is None else f"{name_of(record.actor)}'s"
+            free = await files.lease(ws, artifact_id) is None
+            said = "the file is free." if free else "someone else has it checked out now."
+            return _Said("applied", f"You ended {holder} check-out: {said}")
+
+        return await acting(request, ws, artifact_id, ended)
 
     @router.post("/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/check-in")
     async def check_in(
         request: Request, artifact_id: str, checkout_id: str, ws: Workspace = current
     ) -> Response:
         link = urls(request, ws)
+        received = _Counted()
+        summary = ""
         try:
             # Streamed as the files router streams it: the summary field comes before the file.
             body = await read_body(request, fields={"summary": SUMMARY})
-            summary = body.fields.get("summary") or None
-            outcome = await files.check_in(ws, checkout_id, body.chunks, summary=summary)
-        except (Rejection, AppFailure) as problem:
-            return await file_page(request, ws, artifact_id, _Said("refused", _said(problem)))
-        said = _checked_in(link, outcome)
-        if outcome.status != "applied":
-            return await file_page(request, ws, artifact_id, said)
-        try:
-            found = await revision_diff(
-                files, ws, artifact_id, outcome.version - 1, outcome.version, limits=limits
+            summary = body.fields.get("summary") or ""
+            outcome = await files.check_in(
+                ws, checkout_id, received.count(body.chunks), summary=summary or None
             )
         except (Rejection, AppFailure) as problem:
-            return refused(request, ws.actor, problem)
-        context = {
-            "title": f"Version {outcome.version - 1} to {outcome.version}",
-            "back_label": "back to the file",
-            "link": link,
-            "found": found,
-            "said": said,
-            "back": link.file(artifact_id),
-        }
-        return render(request, "diff.html", context, ws.actor)
+            if isinstance(problem, FormRefused):
+                summary = problem.fields.get("summary", summary)
+            kept = summary[:MAX_KEPT_SUMMARY]
+            said = refusal(problem, summary=kept)
+            if isinstance(problem, FormRefused) and problem.problem == "no_file":
+                said = _Said("refused", "Choose the edited file to check in.", summary=kept)
+            elif isinstance(problem, UnsafeFile) and received.size == 0:
+                said = _Said(
+                    "refused",
+                    "The file you chose is empty: nothing was checked in. Choose the document "
+                    "you saved after editing it.",
+                    technical=said.technical,
+                    summary=kept,
+                )
+            return redirect(link.file(artifact_id), said)
+        said = checked_in(link, outcome, ws.actor)
+        if outcome.status != "applied":
+            return redirect(link.file(artifact_id), said)
+        return redirect(link.diff(artifact_id, outcome.version - 1, outcome.version), said)
+
+    def checked_in(link: "_Urls", outcome: CheckedIn, me: Actor) -> _Said:
+        if outcome.status == "applied":
+            return _Said("applied", f"Applied: your check-in is version {outcome.version}.")
+        ended = ""
+        if outcome.ended_by is not None and outcome.ended_at is not None:
+            mine = outcome.ended_by.participant == me.participant
+            by = "you" if mine else name_of(outcome.ended_by)
+            ended = f"Your check-out was ended by {by} {since(outcome.ended_at)}, so "
+        if outcome.status == "unchanged":
+            return _Said(
+                "info",
+                f"{ended}Unchanged: the file you uploaded is version {outcome.version} as it is, "
+                "so nothing new was made, and the file is free.",
+            )
+        proposal = link.proposal(outcome.artifact_id, outcome.proposal_id or "")
+        if ended:
+            return _Said(
+                "proposed",
+                f"{ended}your check-in was kept as a proposal on version {outcome.version}: "
+                "someone else decides whether to accept it.",
+                link=(proposal, "See what it changes"),
+            )
+        return _Said(
+            "proposed",
+            f"Kept as a proposal: the file moved on to version {outcome.version} since you "
+            "checked it out, so your check-in waits for someone to accept it.",
+            link=(proposal, "See what it changes"),
+        )
 
     @router.post(
         "/workspaces/{workspace_id}/files/{artifact_id}/proposals/{proposal_id}/{decision}"
@@ -515,15 +777,22 @@ def portal_router(
         decision: Literal["accept", "reject"],
         ws: Workspace = current,
     ) -> Response:
-        async def decided() -> tuple[_Said, str]:
-            await files.proposed(ws, artifact_id, proposal_id)
+        async def decided() -> _Said:
+            try:
+                await files.proposed(ws, artifact_id, proposal_id)
+            except NotFound:
+                done = [p for p in await ws.proposals(status=None) if p.id == proposal_id]
+                if not done or done[0].artifact_id != artifact_id:
+                    raise
+                # Decided already, by this form posted again or by someone else.
+                return _Said("info", f"This proposal was {done[0].status} already.")
             outcome = await ws.commit(RespondToProposal(proposal_id=proposal_id, decision=decision))
-            words = (
+            return _Said(
+                "applied",
                 f"Accepted: the file is now version {outcome.model_dump().get('version')}."
                 if decision == "accept"
-                else "Rejected: the file is as it was."
+                else "Rejected: the file is as it was.",
             )
-            return _Said("applied", words), ""
 
         return await acting(request, ws, artifact_id, decided)
 
@@ -533,13 +802,69 @@ def portal_router(
 # ─── helpers ──────────────────────────────────────────────────────────────────
 
 
-@dataclass(frozen=True)
-class _Said:
-    """A notice at the top of a page: how it went (its style), in words, and a link."""
+class _Counted:
+    """Counts the bytes of a stream as it passes, to tell an empty upload from a bad one."""
 
-    kind: str
-    message: str
-    link: tuple[str, str] | None = None
+    def __init__(self) -> None:
+        self.size = 0
+
+    async def count(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+        async for chunk in chunks:
+            self.size += len(chunk)
+            yield chunk
+
+
+def _seal(key: bytes, said: _Said) -> str:
+    payload = base64.urlsafe_b64encode(zlib.compress(json.dumps(asdict(said)).encode())).decode()
+    return f"{payload}.{_mac(key, payload)}"
+
+
+def _unseal(key: bytes, value: str) -> _Said | None:
+    """Return the notice a cookie carries, or None if it is missing, forged or malformed."""
+    payload, _, mac = value.partition(".")
+    if not payload or not hmac.compare_digest(mac, _mac(key, payload)):
+        return None
+    found = json.loads(zlib.decompress(base64.urlsafe_b64decode(payload)))
+    link = found.pop("link")
+    return _Said(**found, link=None if link is None else (link[0], link[1]))
+
+
+def _mac(key: bytes, payload: str) -> str:
+    return hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()
+
+
+def _marked(text: TextDiff) -> list[list[tuple[str, list[Piece]]]]:
+    """Return each hunk's lines in pieces, the words that differ marked changed.
+
+    A removed paragraph and the one added in its place are compared word by word.
+    """
+    hunks: list[list[tuple[str, list[Piece]]]] = []
+    for hunk in text.hunks:
+        lines = [(line.op, [Piece(line.text, False)]) for line in hunk.lines]
+        at = 0
+        while at < len(lines):
+            removed = at
+            while removed < len(lines) and hunk.lines[removed].op == "removed":
+                removed += 1
+            added = removed
+            while added < len(lines) and hunk.lines[added].op == "added":
+                added += 1
+            for pair in range(min(removed - at, added - removed)):
+                old, new = at + pair, removed + pair
+                left, right = changed_words(hunk.lines[old].text, hunk.lines[new].text)
+                lines[old], lines[new] = ("removed", left), ("added", right)
+            at = max(added, at + 1)
+        hunks.append(lines)
+    return hunks
+
+
+def _base_of(proposal: Proposal) -> int | None:
+    change = proposal.change
+    return change.base_version if isinstance(change, EditArtifact) else None
+
+
+def _content_digest(data: Mapping[str, object]) -> str:
+    return Blob.model_validate(data.get("content")).sha256
 
 
 class _Urls:
@@ -583,17 +908,13 @@ class _Urls:
         )
         return f"{path}?scale={scale}"
 
-    def proposal_page(self, artifact_id: str, proposal_id: str, page: int) -> str:
+    def proposal_page(
+        self, artifact_id: str, proposal_id: str, page: int, scale: float = 0.5
+    ) -> str:
         path = self._path(
             "proposal_page", artifact_id=artifact_id, proposal_id=proposal_id, page=str(page)
         )
-        return f"{path}?scale=0.5"
-
-
-def _why(proposal: Proposal) -> str:
-    change = proposal.change
-    summary = change.summary if isinstance(change, EditArtifact) else None
-    return proposal.rationale or summary or "no reason given"
+        return f"{path}?scale={scale}"
 
 
 def _here(request: Request) -> str:
@@ -608,26 +929,3 @@ def _participant(holder: str) -> str:
 
 def _checkout_of(holder: str) -> str:
     return holder.split(":", 2)[1]
-
-
-def _checked_in(link: _Urls, outcome: CheckedIn) -> _Said:
-    if outcome.status == "applied":
-        return _Said("applied", f"Applied: your check-in is version {outcome.version}.")
-    if outcome.status == "unchanged":
-        return _Said(
-            "info",
-            f"Unchanged: the file you uploaded is version {outcome.version} as it is, so "
-            "nothing new was made, and the file is free.",
-        )
-    return _Said(
-        "proposed",
-        f"Kept as a proposal: the file moved on to version {outcome.version} since you "
-        "checked it out, so your check-in waits for someone to accept it.",
-        link=(link.proposal(outcome.artifact_id, outcome.proposal_id or ""), "See what it changes"),
-    )
-
-
-def _said(problem: Rejection | AppFailure) -> str:
-    if isinstance(problem, FormRefused) and problem.problem == "no_file":
-        return "Choose the edited file to check in."
-    return str(problem) if isinstance(problem, Rejection) else problem.reason

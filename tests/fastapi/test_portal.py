@@ -492,6 +492,8 @@ async def test_a_proposal_page_shows_its_diff_and_lets_another_person_decide(
         ("POST", "/art_1/checkouts/co_1/extend"),
         ("POST", "/art_1/checkouts/co_1/discard"),
         ("POST", "/art_1/checkouts/co_1/check-in"),
+        ("GET", "/art_1/checkouts/co_1/end"),
+        ("POST", "/art_1/checkouts/co_1/end"),
         ("POST", "/art_1/proposals/prop_1/accept"),
     ],
 )

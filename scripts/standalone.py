@@ -42,7 +42,7 @@ print(artifactr.files.__file__)
 """What the bare wheel imports, and how it refuses an extra's names."""
 
 PROBES: Final = {
-    "fastapi": "from artifactr.files import files_router",
+    "fastapi": "from artifactr.files import files_router; import artifactr.files.fastapi.portal",
     "worker": "from artifactr.files import Subprocess, Worker",
     "mcp": "import artifactr.files.mcp",
     "sqlite": """
@@ -72,8 +72,15 @@ def check_wheel(wheel: Path) -> None:
     assert "artifactr/__init__.py" not in shipped, "the wheel ships artifactr/__init__.py"
     strays = sorted(name for name in shipped if not name.startswith("artifactr/files/"))
     assert not strays, f"the wheel ships more than artifactr/files: {strays}"
-    # LibreOffice's driver is run from the installed package by the system Python.
-    needs = ["migrations/env.py", "py.typed", "apps/libreoffice/driver.py"]
+    # LibreOffice's driver is run from the installed package by the system Python; the portal
+    # renders its templates and serves its stylesheet from the installed package.
+    needs = [
+        "migrations/env.py",
+        "py.typed",
+        "apps/libreoffice/driver.py",
+        "fastapi/templates/file.html",
+        "fastapi/static/portal.css",
+    ]
     for needed in [f"artifactr/files/{name}" for name in needs]:
         assert needed in shipped, f"the wheel lacks {needed}"
 

@@ -46,7 +46,7 @@ OUTSIDE: dict[str, set[str]] = {
     "fastapi.http_answers": WEB,
     "fastapi.diffs": WEB,
     "fastapi.bodies": WEB | {"python_multipart"},
-    "fastapi.portal": WEB,
+    "fastapi.portal": WEB | {"jinja2"},
     "fastapi.editor": CORE | {"starlette"},
     "programs.demo": DEMO,
     "programs.serve": DEMO | WEB | {"uvicorn", "grantr", "artifactr.mcp"},

@@ -17,6 +17,8 @@ NEEDED = [
     "artifactr/files/__init__.py",
     "artifactr/files/migrations/env.py",
     "artifactr/files/apps/libreoffice/driver.py",
+    "artifactr/files/fastapi/templates/file.html",
+    "artifactr/files/fastapi/static/portal.css",
 ]
 
 

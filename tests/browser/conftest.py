@@ -11,6 +11,7 @@ import shutil
 import socket
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +26,9 @@ from selenium.webdriver.support.expected_conditions import staleness_of
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from artifactr.files.apps.libreoffice import LibreOffice, available
+from artifactr.files.core.manifests import DOCX
 from artifactr.files.programs import serve
+from tests.clock import Clock
 
 CHROMIUM = os.environ.get("ARTIFACTR_TEST_CHROMIUM", "/usr/bin/chromium")
 """Debian's chromium."""
@@ -57,7 +60,13 @@ def free_port() -> int:
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[str]:
+def clock() -> Clock:
+    """The served demo's clock: fixed at 2026-11-30T12:00:00Z until a test moves it."""
+    return Clock()
+
+
+@pytest.fixture
+def served(tmp_path: Path, clock: Clock) -> Iterator[str]:
     """The served demo on a fresh database, with its generated document; its base URL."""
     port = free_port()
     base_url = f"http://127.0.0.1:{port}"
@@ -67,6 +76,7 @@ def served(tmp_path: Path) -> Iterator[str]:
         corpus=tmp_path / "no-corpus",
         say=lambda _: None,
         native_app=LibreOffice() if available().ok else None,
+        clock=clock,
     )
     config = uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None, access_log=False)
     server = uvicorn.Server(config)
@@ -91,6 +101,7 @@ class Browser:
     driver: WebDriver
     base_url: str
     downloads: Path
+    clock: Clock
 
     def open(self, path: str = "/") -> None:
         self.driver.get(self.base_url + path)
@@ -108,6 +119,16 @@ class Browser:
 
     def buttons(self) -> list[str]:
         return [b.text for b in self.driver.find_elements(By.TAG_NAME, "button")]
+
+    def call(self, method: str, path: str, user: str, body: bytes | None = None) -> bytes:
+        """Call the router as ``user`` (its x-user header), as a script or another tab would."""
+        request = urllib.request.Request(
+            self.base_url + path, data=body, method=method, headers={"x-user": user}
+        )
+        if body is not None:
+            request.add_header("content-type", DOCX)
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.read()
 
     def text(self) -> str:
         return self.driver.find_element(By.TAG_NAME, "main").text
@@ -147,7 +168,7 @@ class Browser:
 
 
 @pytest.fixture
-def browser(served: str, tmp_path: Path) -> Iterator[Browser]:
+def browser(served: str, tmp_path: Path, clock: Clock) -> Iterator[Browser]:
     need_browser()
     downloads = tmp_path / "downloads"
     downloads.mkdir()
@@ -165,6 +186,6 @@ def browser(served: str, tmp_path: Path) -> Iterator[Browser]:
         driver.execute_cdp_cmd(
             "Browser.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
         )
-        yield Browser(driver, served, downloads)
+        yield Browser(driver, served, downloads, clock)
     finally:
         driver.quit()

@@ -102,7 +102,6 @@ def build_app(files: NativeFiles, workspaces: Workspaces) -> FastAPI:
 async def make_api(engine: AsyncEngine) -> AsyncIterator[MakeApi]:
     await migrate(engine)
     await migrate_files(engine)
-    storage = SqlStorage(engine)
     async with AsyncExitStack() as stack:
 
         async def make(*, app: App | None = None, **options: Any) -> Api:
@@ -117,6 +116,7 @@ async def make_api(engine: AsyncEngine) -> AsyncIterator[MakeApi]:
                 return actor.participant != "user:mallory"
 
             clock = Clock()
+            storage = SqlStorage(engine, clock=clock)
             usual = assemble(
                 engine.dialect.name,
                 storage,

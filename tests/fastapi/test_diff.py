@@ -6,23 +6,27 @@ the hunks, the comments added, the pages that differ and their renders. A hidden
 as a missing one; a second request renders nothing; the pure bounds are checked directly.
 """
 
+import io
 from collections.abc import AsyncGenerator, Sequence
 from typing import Any
 
 import pytest
 from artifactr import AgentActor, UserActor
 from artifactr.core import RespondToProposal, ValidationFailed
+from PIL import Image
 
 from artifactr.files.apps.fake import FakeApp
 from artifactr.files.core.app_port import AppCommand, ReviewItem
 from artifactr.files.native import CheckedIn
 from artifactr.files.native.diff import (
+    MAX_REGIONS,
     ChangedPage,
     DiffLimits,
     changed_pages,
     review_diff,
     text_diff,
 )
+from artifactr.files.native.regions import Region
 from tests.documents import build_docx
 from tests.fastapi.conftest import ALICE, BOB, WORKSPACE, Api, MakeApi
 
@@ -98,6 +102,10 @@ async def test_only_the_page_whose_render_differs_is_listed_with_both_renders(ap
     assert before.content.startswith(PNG)
     assert after.content.startswith(PNG)
     assert before.content != after.content
+    # Where the renders differ: a box on page two, not the whole page.
+    region = page["region"]
+    assert 0 < region["height"] < region["page_height"]
+    assert 0 < region["width"] <= region["page_width"]
 
 
 async def test_a_page_only_one_revision_has_differs_with_no_render_for_the_other(
@@ -109,7 +117,7 @@ async def test_a_page_only_one_revision_has_differs_with_no_render_for_the_other
     assert (body["before_pages"], body["after_pages"]) == (3, 4)
     assert [p["page"] for p in body["pages"]] == [3, 4]
     last = body["pages"][-1]
-    assert (last["page"], last["before_url"]) == (4, None)
+    assert (last["page"], last["before_url"], last["region"]) == (4, None, None)
     assert last["after_url"].endswith("/versions/2/pages/4?scale=0.5")
 
 
@@ -287,6 +295,25 @@ async def test_pages_past_the_cap_are_left_uncompared() -> None:
     assert max(rendered) == 500
     only_after, _ = await changed_pages((0, pages(0)), (1, pages(0)))
     assert only_after == [ChangedPage(page=1, before=False, after=True)]
+
+
+async def test_the_first_differing_pages_say_where_they_differ() -> None:
+    def png(dot: bool) -> bytes:
+        image = Image.new("RGB", (8, 8), "white")
+        if dot:
+            image.putpixel((3, 5), (0, 0, 0))
+        out = io.BytesIO()
+        image.save(out, "PNG")
+        return out.getvalue()
+
+    async def pages(last: int, dot: bool) -> AsyncGenerator[bytes]:
+        for _ in range(last):
+            yield png(dot)
+
+    count = MAX_REGIONS + 2
+    found, _ = await changed_pages((count, pages(count, False)), (count, pages(count, True)))
+    dot = Region(x=3, y=5, width=1, height=1, page_width=8, page_height=8)
+    assert [page.region for page in found] == [dot] * MAX_REGIONS + [None, None]
 
 
 async def test_a_revisions_pages_are_rendered_in_turn_and_a_range_past_the_last_is_refused(

@@ -6,6 +6,7 @@ see: the words of each outcome, which buttons are offered, and the links to the 
 renders and downloads. The browser tests (tests/browser) drive the same pages in chromium.
 """
 
+import html
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -14,12 +15,15 @@ from datetime import timedelta
 import httpx2
 import pytest
 from artifactr import AgentActor, UserActor
+from artifactr.workspace import Workspace
 from fastapi import FastAPI
 
 from artifactr.files.core.app_port import AppCommand
+from artifactr.files.core.manifests import NativeFile
 from artifactr.files.fastapi.portal import (
     CONTENT_SECURITY_POLICY,
     PERSON_COOKIE,
+    EditorLink,
     Person,
     _participant,
     _size,
@@ -64,23 +68,35 @@ async def portal(api: Api) -> AsyncIterator[Portal]:
             people=PEOPLE,
             workspace_ids=[WORKSPACE],
             limits=DiffLimits(text_chars=2_000),
+            clock=api.clock,
         )
     )
     transport = httpx2.ASGITransport(app=app)
-    async with httpx2.AsyncClient(transport=transport, base_url="http://portal.test") as client:
+    # A person's browser: it follows each form's redirect to the page that says the outcome.
+    async with httpx2.AsyncClient(
+        transport=transport, base_url="http://portal.test", follow_redirects=True
+    ) as client:
         yield Portal(api, client)
 
 
 def words(response: httpx2.Response) -> str:
     """Return the page's text, as a person reads it: no tags, entities decoded."""
-    text = re.sub(r"<[^>]+>", " ", response.text)
-    return " ".join(text.replace("&#x27;", "'").replace("&amp;", "&").split())
+    text = re.sub(r"</?(ins|del|strong|time|code)\b[^>]*>", "", response.text)
+    text = re.sub(r"<[^>]+>", " ", text)
+    return " ".join(html.unescape(text).split())
+
+
+def technical(response: httpx2.Response) -> str:
+    """Return a refusal's technical reason, as the API gives it, under its notice."""
+    found = re.search(r'<details class="technical">.*?<code>(.*?)</code>', response.text)
+    assert found is not None, response.text
+    return html.unescape(found.group(1))
 
 
 def notice(response: httpx2.Response) -> str:
     found = re.search(r'<p class="notice [a-z]+" role="status">(.*?)</p>', response.text)
     assert found is not None, response.text
-    return re.sub(r"<[^>]+>", "", found.group(1)).replace("&#x27;", "'")
+    return html.unescape(re.sub(r"<[^>]+>", "", found.group(1)))
 
 
 async def revise(portal: Portal, artifact_id: str, data: bytes) -> httpx2.Response:
@@ -126,14 +142,20 @@ async def test_the_first_page_lists_workspaces_and_asks_who_you_are(portal: Port
 
 async def test_choosing_a_person_keeps_them_in_a_cookie_and_goes_back(portal: Portal) -> None:
     back = portal.url()
-    chosen = await portal.client.post("/portal/person", data={"person": "bob", "back": back})
+    chosen = await portal.client.post(
+        "/portal/person", data={"person": "bob", "back": back}, follow_redirects=False
+    )
     assert (chosen.status_code, chosen.headers["location"]) == (303, back)
     assert f"{PERSON_COOKIE}=bob" in chosen.headers["set-cookie"]
     assert "samesite=strict" in chosen.headers["set-cookie"].lower()
     for elsewhere in ("https://evil.test/portal", "/portal//evil.test", "/other"):
-        away = await portal.client.post("/portal/person", data={"person": "bob", "back": elsewhere})
+        away = await portal.client.post(
+            "/portal/person", data={"person": "bob", "back": elsewhere}, follow_redirects=False
+        )
         assert away.headers["location"] == "/portal"
-    nobody = await portal.client.post("/portal/person", data={"person": "eve", "back": back})
+    nobody = await portal.client.post(
+        "/portal/person", data={"person": "eve", "back": back}, follow_redirects=False
+    )
     assert f'{PERSON_COOKIE}=""' in nobody.headers["set-cookie"]
 
 
@@ -194,23 +216,28 @@ async def test_a_person_who_may_not_edit_is_offered_no_check_out(portal: Portal)
 async def test_a_check_out_downloads_the_file_and_shows_the_expiry(portal: Portal) -> None:
     artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
     page = await portal.post(f"/{artifact_id}/check-out")
-    assert re.fullmatch(
-        r"Checked out version 1 until 2026-11-30T20:00:00Z\. Your download starts by "
-        r"itself; edit the file, then check it in below\. Download it again",
-        notice(page),
+    assert notice(page) == (
+        "Checked out version 1, yours until Mon 30 Nov 2026, 20:00 UTC (in 8 hours). Your "
+        "download starts by itself; edit the file, then check it in below. Download it again"
     )
     download = f"/workspaces/w1/files/{artifact_id}/versions/1/content"
     assert f'<meta http-equiv="refresh" content="0; url={download}">' in page.text
     assert f'name="back" value="{portal.url(f"/{artifact_id}")}"' in page.text
     text = words(page)
-    assert "checked out by Alice until 2026-11-30T20:00:00Z" in text
+    assert "checked out by Alice; the lease ends in 8 hours (Mon 30 Nov 2026, 20:00 UTC)" in text
+    assert '<time datetime="2026-11-30T20:00:00Z" title="Monday 30 November 2026, 20:00 UTC">' in (
+        page.text
+    )
     assert "Extend by 8 hours" in text
     assert 'type="file" name="file"' in page.text
     held = words(await portal.get(f"/{artifact_id}", who=BOB))
-    assert "checked out by Alice until" in held
+    assert "checked out by Alice; the lease ends" in held
     assert "Someone else has it checked out" in held
     busy = await portal.post(f"/{artifact_id}/check-out", who=BOB)
-    assert "is held by checkout:" in notice(busy)
+    assert notice(busy).startswith("Someone else has this file checked out")
+    assert "is held by checkout:" in technical(busy)
+    # A refresh shows the page again, without the notice: nothing is posted twice.
+    assert 'role="status"' not in (await portal.get(f"/{artifact_id}", who=BOB)).text
 
 
 async def test_a_check_out_is_extended_or_discarded_from_its_page(portal: Portal) -> None:
@@ -221,16 +248,19 @@ async def test_a_check_out_is_extended_or_discarded_from_its_page(portal: Portal
     assert found is not None
     base = f"/{artifact_id}/checkouts/{found.group(2)}"
     extended = await portal.post(f"{base}/extend")
-    assert notice(extended) == "Extended: yours until 2026-11-30T20:00:00Z."
+    assert notice(extended) == "Extended: yours until Mon 30 Nov 2026, 20:00 UTC (in 8 hours)."
     discarded = await portal.post(f"{base}/discard")
     assert notice(discarded) == "Discarded: nothing was checked in, and the file is free."
     assert "free: no one has it checked out" in words(discarded)
     # An ended check-out says how it ended, by whom and when (ADR-0009).
     ended = f"check-out {found.group(2)} was discarded by user:alice at "
-    assert notice(await portal.post(f"{base}/extend")).startswith(ended)
+    late = await portal.post(f"{base}/extend")
+    assert notice(late).startswith("That didn't work, and nothing was changed.")
+    assert technical(late).startswith(f"invalid_state: {ended}")
     assert notice(await portal.post(f"{base}/discard")) == notice(discarded)  # a retry
     unknown = await portal.post(f"/{artifact_id}/checkouts/co_0000000000000000/discard")
-    assert "co_0000000000000000" in notice(unknown)
+    assert notice(unknown).startswith("That is gone or was never here")
+    assert "co_0000000000000000" in technical(unknown)
     assert 'class="notice refused"' in unknown.text
 
 
@@ -243,14 +273,14 @@ async def test_a_check_in_is_applied_and_shows_the_new_revisions_diff(portal: Po
     page = await revise(portal, artifact_id, build_docx(changed))
     assert notice(page) == "Applied: your check-in is version 2."
     text = words(page)
-    assert "Version 1 to 2" in text
+    assert "contract.docx: version 1 to 2" in text
     assert "Clause 60 of the agreement." in text
     assert "Clause 60, amended at length" in text
     assert "page 2, version 1" in text
     assert "page 2, version 2" in text
     assert f"/workspaces/w1/files/{artifact_id}/versions/2/pages/2?scale=0.5" in page.text
     history = words(await portal.get(f"/{artifact_id}"))
-    assert "2 Alice changes download" in history
+    assert "2 Alice just now revised changes download" in history
     ws = await portal.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
     assert "revised" in [getattr(envelope.event, "summary", None) for envelope in await ws.read()]
 
@@ -289,11 +319,13 @@ async def test_a_check_in_after_the_file_moved_on_is_kept_as_a_proposal(portal: 
         "check-in waits for someone to accept it. See what it changes"
     )
     assert "yours: someone else decides" in words(page)
-    assert "checked in from check-out" in words(page)
+    assert "Alice just now checked in contract.docx" in words(page)  # its generated summary
     mine = re.search(r"/proposals/(prp_[0-9a-f]+)\"", page.text)
     assert mine is not None, page.text
+    own = words(await portal.get(f"/{artifact_id}/proposals/{mine.group(1)}"))
+    assert "Why it is a proposal: checked in from check-out" in own
     refused = await portal.post(f"/{artifact_id}/proposals/{mine.group(1)}/accept")
-    assert "someone other than its author" in notice(refused)
+    assert "someone other than its author" in technical(refused)
 
 
 async def test_a_check_out_whose_lease_lapsed_can_still_be_checked_in(portal: Portal) -> None:
@@ -301,7 +333,8 @@ async def test_a_check_out_whose_lease_lapsed_can_still_be_checked_in(portal: Po
     await portal.post(f"/{artifact_id}/check-out")
     portal.api.clock.advance(timedelta(hours=8, minutes=1))
     page = await portal.get(f"/{artifact_id}")
-    assert "Your check-out of version 1 lapsed at 2026-11-30T20:00:00Z" in words(page)
+    lapsed = "Your check-out of version 1 lapsed 1 minute ago (Mon 30 Nov 2026, 20:00 UTC)"
+    assert lapsed in words(page)
     assert (
         "Check in your edited file all the same: it is applied if no one has changed the file "
         "since, or kept as a proposal for review if someone has. Or discard it."
@@ -329,8 +362,8 @@ async def test_a_lapsed_check_out_checked_in_after_someone_else_s_is_a_proposal(
     portal.api.clock.advance(timedelta(hours=8, minutes=1))
     await portal.post(f"/{artifact_id}/check-out", who=BOB)
     page = await portal.get(f"/{artifact_id}")
-    assert "checked out by Bob until" in words(page)
-    assert "Your check-out of version 1 lapsed at" in words(page)
+    assert "checked out by Bob; the lease ends" in words(page)
+    assert "Your check-out of version 1 lapsed" in words(page)
     found = re.search(r'action="[^"]+/checkouts/(co_[0-9a-f]+)/discard"', page.text)
     assert found is not None
     discarded = await portal.post(f"/{artifact_id}/checkouts/{found.group(1)}/discard")
@@ -355,17 +388,27 @@ async def test_a_check_in_without_a_file_or_with_a_bad_one_is_refused_in_words(
     url = f"/{artifact_id}/checkouts/{_participant_id(lease.holder)}/check-in"
     empty = await portal.post(url, data={"summary": "nothing"})
     assert notice(empty) == "Choose the edited file to check in."
-    junk = await portal.post(url, files={"file": ("contract.docx", b"not a package")})
-    assert 'class="notice refused"' in junk.text
+    junk = await portal.post(
+        url, files={"file": ("contract.docx", b"not a package")}, data={"summary": "<b>mine</b>"}
+    )
+    assert notice(junk).startswith("That file isn't a Word document this can read")
+    assert "zip" in technical(junk)
+    assert 'value="&lt;b&gt;mine&lt;/b&gt;"' in junk.text
+    nothing = await portal.post(url, files={"file": ("contract.docx", b"")})
+    assert notice(nothing).startswith("The file you chose is empty: nothing was checked in.")
+    assert "zip" in technical(nothing)
     portal.api.app.fail_next("crashed", "inspect")
     crashed = await portal.post(url, files={"file": ("contract.docx", build_docx(["x"]))})
-    assert notice(crashed) == "the fake app was told to fail (crashed)"
+    assert notice(crashed).startswith("The office app could not read or show the file")
+    assert technical(crashed) == "app_failed (crashed): the fake app was told to fail (crashed)"
     left_empty = await portal.post(url, files={"file": ("", b"")}, data={"summary": "x"})
     assert notice(left_empty) == "Choose the edited file to check in."
+    assert 'name="summary" maxlength="1000" value="x"' in left_empty.text  # kept
     two = await portal.post(
         url, files=[("file", ("a.docx", build_docx())), ("file", ("b.docx", build_docx()))]
     )
-    assert notice(two) == "the form has two files: send one at a time"
+    assert notice(two).startswith("That didn't work, and nothing was changed.")
+    assert technical(two) == "form_refused: the form has two files: send one at a time"
     assert len(await ws.revisions(artifact_id)) == 1
 
 
@@ -374,7 +417,7 @@ async def test_an_applied_check_in_whose_diff_fails_says_so(portal: Portal) -> N
     portal.api.app.fail_next("crashed", "render")
     page = await revise(portal, artifact_id, build_docx(PARAGRAPHS[:20]))
     assert page.status_code == 502
-    assert "The app failed (crashed)" in words(page)
+    assert "The office app could not read or show the file just now" in words(page)
 
 
 # ─── diffs and proposals ──────────────────────────────────────────────────────
@@ -422,7 +465,7 @@ async def test_a_proposal_page_shows_its_diff_and_lets_another_person_decide(
     page = await portal.get(f"/{artifact_id}/proposals/{proposal_id}", who=BOB)
     text = words(page)
     assert "proposed on version 1" in text
-    assert "Proposed by" in text
+    assert "By When Summary" in text
     assert "ran edit.replaceAll" in text
     assert "Art. 1 of the agreement." in text
     assert "page 1, proposed" in text
@@ -433,7 +476,7 @@ async def test_a_proposal_page_shows_its_diff_and_lets_another_person_decide(
     rejected = await portal.post(f"/{artifact_id}/proposals/{proposal_id}/reject", who=BOB)
     assert notice(rejected) == "Rejected: the file is as it was."
     again = await portal.post(f"/{artifact_id}/proposals/{proposal_id}/accept")
-    assert notice(again) == f"proposal {proposal_id} does not exist"
+    assert notice(again) == "This proposal was rejected already."  # a repeated post: harmless
     gone = await portal.get(f"/{artifact_id}/proposals/{proposal_id}", who=BOB)
     assert gone.status_code == 404
 
@@ -449,6 +492,8 @@ async def test_a_proposal_page_shows_its_diff_and_lets_another_person_decide(
         ("POST", "/art_1/checkouts/co_1/extend"),
         ("POST", "/art_1/checkouts/co_1/discard"),
         ("POST", "/art_1/checkouts/co_1/check-in"),
+        ("GET", "/art_1/checkouts/co_1/end"),
+        ("POST", "/art_1/checkouts/co_1/end"),
         ("POST", "/art_1/proposals/prop_1/accept"),
     ],
 )
@@ -468,3 +513,183 @@ def test_sizes_are_said_in_bytes_kib_or_mib() -> None:
 def test_a_lease_holder_is_named_by_its_participant() -> None:
     assert _participant("checkout:co_1:user:alice") == "user:alice"
     assert _participant("edit:1234") == "edit:1234"
+
+
+async def test_a_file_page_offers_the_editor_links_its_provider_gives(api: Api) -> None:
+    seen: list[tuple[str, str, str]] = []
+
+    async def links(ws: Workspace, artifact_id: str, file: NativeFile) -> list[EditorLink]:
+        seen.append((ws.actor.participant, artifact_id, file.name))
+        return [
+            EditorLink("Open in <Word>", "/open/word", target="_blank"),
+            EditorLink(
+                "Edit in the browser", "/wopi/edit", method="post", fields=(("token", '"t&1"'),)
+            ),
+        ]
+
+    app = FastAPI()
+    app.include_router(files_router(api.files, api.workspaces, resolve_actor=resolve_actor))
+    app.include_router(
+        portal_router(
+            api.files,
+            api.workspaces,
+            resolve_actor=resolve_actor,
+            people=PEOPLE,
+            workspace_ids=[WORKSPACE],
+            editor_links=links,
+        )
+    )
+    artifact_id = await api.upload(build_docx(PARAGRAPHS))
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://portal.test") as client:
+        page = await client.get(f"/portal/workspaces/{WORKSPACE}/files/{artifact_id}", headers=BOB)
+    assert seen == [("user:bob", artifact_id, "contract.docx")]
+    actions = page.text.split('class="actions editor-actions"', 1)[1].split("</div>", 1)[0]
+    assert (
+        '<a class="button" href="/open/word" target="_blank" rel="noopener">'
+        "Open in &lt;Word&gt;</a>"
+    ) in actions
+    assert '<form method="post" action="/wopi/edit">' in actions
+    assert '<input type="hidden" name="token" value="&#34;t&amp;1&#34;">' in actions
+    assert "<button>Edit in the browser</button>" in actions
+    # Without a provider, the block is empty.
+    plain = await portal_get_plain(api, artifact_id)
+    assert "editor-actions" not in plain
+
+
+async def portal_get_plain(api: Api, artifact_id: str) -> str:
+    app = FastAPI()
+    app.include_router(files_router(api.files, api.workspaces, resolve_actor=resolve_actor))
+    app.include_router(
+        portal_router(
+            api.files,
+            api.workspaces,
+            resolve_actor=resolve_actor,
+            people=PEOPLE,
+            workspace_ids=[WORKSPACE],
+        )
+    )
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://portal.test") as client:
+        page = await client.get(f"/portal/workspaces/{WORKSPACE}/files/{artifact_id}", headers=BOB)
+    return page.text
+
+
+# ─── what a person trips on (issue 28) ────────────────────────────────────────
+
+
+async def checkout_of(portal: Portal, artifact_id: str, who: str = "alice") -> str:
+    ws = await portal.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id=who))
+    lease = await portal.api.files.lease(ws, artifact_id)
+    assert lease is not None
+    return _participant_id(lease.holder)
+
+
+async def test_every_form_redirects_and_a_repeated_post_is_harmless(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    first = await portal.client.post(
+        portal.url(f"/{artifact_id}/check-out"), headers=ALICE, follow_redirects=False
+    )
+    assert (first.status_code, first.headers["location"]) == (303, portal.url(f"/{artifact_id}"))
+    again = await portal.post(f"/{artifact_id}/check-out")
+    assert notice(again).startswith(
+        "You have this file checked out already, yours until Mon 30 Nov 2026, 20:00 UTC "
+        "(in 8 hours): nothing was done again."
+    )
+    assert '<meta http-equiv="refresh"' not in again.text
+    # A notice read once is gone; one forged is never shown.
+    assert 'role="status"' not in (await portal.get(f"/{artifact_id}")).text
+    portal.client.cookies.set("artifactr_notice", "eyJ4Ijo.forged", path="/portal")
+    assert 'role="status"' not in (await portal.get(f"/{artifact_id}")).text
+    unknown = await portal.post(f"/{artifact_id}/proposals/prp_0000000000000000/accept")
+    assert notice(unknown).startswith("That is gone or was never here")
+
+
+async def test_someone_else_s_check_out_is_ended_after_a_confirmation(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    await portal.post(f"/{artifact_id}/check-out")
+    checkout_id = await checkout_of(portal, artifact_id)
+    page = await portal.get(f"/{artifact_id}", who=BOB)
+    end = f"/{artifact_id}/checkouts/{checkout_id}/end"
+    assert f'href="{portal.url(end)}">End Alice\'s check-out…</a>' in page.text
+    portal.api.clock.advance(timedelta(minutes=30))
+    confirm = words(await portal.get(end, who=BOB))
+    assert "End Alice's check-out?" in confirm
+    assert (
+        "Alice checked out version 1; it is theirs until Mon 30 Nov 2026, 20:00 UTC (in 7 hours)"
+    ) in confirm
+    ended = await portal.post(end, who=BOB)
+    assert notice(ended) == "You ended Alice's check-out: the file is free."
+    assert "free: no one has it checked out" in words(ended)
+    assert notice(await portal.get(end, who=BOB)).startswith("That check-out has ended already")
+    assert (await portal.get("/art_0000000000000000/checkouts/co_1/end")).status_code == 404
+    portal.api.clock.advance(timedelta(minutes=5))
+    changed = [*PARAGRAPHS[:-1], "Clause 60, signed."]
+    late = await portal.post(
+        f"/{artifact_id}/checkouts/{checkout_id}/check-in",
+        files={"file": ("contract.docx", build_docx(changed))},
+    )
+    assert notice(late) == (
+        "Your check-out was ended by Bob 5 minutes ago (Mon 30 Nov 2026, 12:30 UTC), so your "
+        "check-in was kept as a proposal on version 1: someone else decides whether to accept "
+        "it. See what it changes"
+    )
+
+
+async def test_a_check_in_after_discarding_it_oneself_says_so(portal: Portal) -> None:
+    data = build_docx(PARAGRAPHS)
+    artifact_id = await portal.api.upload(data)
+    await portal.post(f"/{artifact_id}/check-out")
+    checkout_id = await checkout_of(portal, artifact_id)
+    await portal.post(f"/{artifact_id}/checkouts/{checkout_id}/discard")
+    page = await portal.post(
+        f"/{artifact_id}/checkouts/{checkout_id}/check-in",
+        files={"file": ("contract.docx", data)},
+    )
+    assert notice(page).startswith(
+        "Your check-out was ended by you just now (Mon 30 Nov 2026, 12:00 UTC), so Unchanged:"
+    )
+
+
+async def test_an_outdated_proposal_offers_no_accept_and_says_what_to_do(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    proposal_id = await propose(portal, artifact_id, person="carol")
+    await revise(portal, artifact_id, build_docx(PARAGRAPHS[:50]))
+    listed = await portal.get(f"/{artifact_id}", who=BOB)
+    assert "outdated: it can't be accepted" in words(listed)
+    assert f"/proposals/{proposal_id}/accept" not in listed.text
+    assert f"/proposals/{proposal_id}/reject" in listed.text
+    page = await portal.get(f"/{artifact_id}/proposals/{proposal_id}", who=BOB)
+    text = words(page)
+    assert "Outdated: this was proposed on version 1, and the file is now version 2." in text
+    assert "Ask its author" in text
+    assert f"/proposals/{proposal_id}/accept" not in page.text
+    forced = await portal.post(f"/{artifact_id}/proposals/{proposal_id}/accept", who=BOB)
+    assert notice(forced).startswith("This proposal was made on an older version of the file")
+    assert technical(forced).startswith("patch_failed: ")
+
+
+async def test_a_stale_check_in_says_which_revisions_accepting_it_undoes(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    proposal_id = await propose(portal, artifact_id, person="carol")
+    await portal.post(f"/{artifact_id}/check-out")
+    checkout_id = await checkout_of(portal, artifact_id)
+    await portal.post(f"/{artifact_id}/proposals/{proposal_id}/accept", who=BOB)
+    page = await portal.post(
+        f"/{artifact_id}/checkouts/{checkout_id}/check-in",
+        files={"file": ("contract.docx", build_docx(PARAGRAPHS[:50]))},
+        data={"summary": "Shorter, as agreed"},
+    )
+    mine = re.search(r"/proposals/(prp_[0-9a-f]+)\"", page.text)
+    assert mine is not None
+    assert "Alice just now Shorter, as agreed" in words(page)  # what she wrote
+    review = words(await portal.get(f"/{artifact_id}/proposals/{mine.group(1)}", who=BOB))
+    assert (
+        "Accepting this would undo version 2: the file checked in was made on version 1"
+    ) in review
+    assert "version 2 by" in review
+    own = words(await portal.get(f"/{artifact_id}/proposals/{mine.group(1)}"))
+    assert "Accepting this would undo version 2" in own
+    await revise(portal, artifact_id, build_docx(PARAGRAPHS[:40]))
+    stale = words(await portal.get(f"/{artifact_id}/proposals/{mine.group(1)}"))
+    assert "To get your change in, check out version 3" in stale

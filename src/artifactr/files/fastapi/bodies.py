@@ -107,9 +107,13 @@ class FormRefused(Rejection):
 
     code: ClassVar[str] = "form_refused"
 
-    def __init__(self, problem: FormProblem, message: str) -> None:
+    def __init__(
+        self, problem: FormProblem, message: str, *, fields: Mapping[str, str] | None = None
+    ) -> None:
         super().__init__(message)
         self.problem: FormProblem = problem
+        self.fields: Mapping[str, str] = fields or {}
+        """The text fields the route reads that were read before the refusal."""
 
     @override
     def details(self) -> dict[str, JsonValue]:
@@ -253,7 +257,7 @@ class _Form:
                 found,
             )
         raise FormRefused(
-            "no_file", "the form has no file: send the file as a part with a filename"
+            "no_file", "the form has no file: send the file as a part with a filename", fields=found
         )
 
     async def _chunks(self, first: bytes | None) -> AsyncIterator[bytes]:

@@ -36,6 +36,7 @@ from artifactr.files.native.diff import (
     proposal_diff,
     revision_diff,
 )
+from artifactr.files.native.regions import Region
 
 ProposalPath = Annotated[str, Path(min_length=1, max_length=255, pattern=ID_PATTERN)]
 """A proposal's id in a path (``prop_<hex>``)."""
@@ -52,6 +53,8 @@ class DiffPage(BaseModel):
     """The first side's render, at the diff's scale; None if it has no such page."""
     after_url: str | None
     """The second side's; None if it has no such page."""
+    region: Region | None = None
+    """Where the two renders differ, in their pixels, if it was measured."""
 
 
 class Diff(BaseModel):
@@ -127,6 +130,7 @@ def add_diff_routes(router: APIRouter, files: NativeFiles, current: Any) -> None
                 if changed.before
                 else None,
                 after_url=after(changed.page) if changed.after else None,
+                region=changed.region,
             )
             for changed in found.pages
         ]

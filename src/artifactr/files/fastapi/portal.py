@@ -1,62 +1,97 @@
 """Portal: the page people check native files out and in through, server-rendered (ADR-0011).
 
-It is one module past the line budget (issue 18) because it is one concept read top to bottom:
-each route renders one page a person sees, beside the closures that build that page's HTML, so
-splitting the HTML from the routes would split each page in two.
-
 :func:`portal_router` is the files router's reference client for people, as RFC-0003's portalr
-would be: plain HTML forms, no framework, no script and no third-party asset, under a strict
-Content Security Policy (:data:`CONTENT_SECURITY_POLICY`), so it works without JavaScript. It
-calls :class:`~artifactr.files.native.NativeFiles` and :mod:`artifactr.files.native.diff` as the
-caller, through the same ``resolve_actor`` as the routers, and links the files router's own
-routes for bytes (downloads and page renders), so it must be included in the same app::
+would be: plain HTML forms rendered from autoescaped Jinja2 templates shipped in the package
+(``templates/``), a static stylesheet (``static/portal.css``), no script and no third-party
+asset, under a strict Content Security Policy (:data:`CONTENT_SECURITY_POLICY`), so it works
+without JavaScript (ADR-0020). It calls :class:`~artifactr.files.native.NativeFiles` and
+:mod:`artifactr.files.native.diff` as the caller, through the same ``resolve_actor`` as the
+routers, and links the files router's own routes for bytes (downloads and page renders), so it
+must be included in the same app::
 
     app.include_router(files_router(files, workspaces, resolve_actor=resolve_actor))
     app.include_router(portal_router(files, workspaces, resolve_actor=resolve_actor, people=people))
 
 What a person sees, under ``/portal/workspaces/{workspace_id}/files``: the workspace's files;
-for one file its name, size, outline, the lease's holder and expiry, page previews, its history
-with each revision's diff (changed text, differing pages side by side) and its pending
-proposals, with accept and reject for a person who may; check-out (which downloads the file and
-shows the expiry), extend, discard, and check-in by a file-upload form, streamed into the
-service as the files router streams one (:func:`~artifactr.files.fastapi.bodies.read_body`),
-whose outcome is said in words: applied, unchanged, or kept as a proposal because the file
-moved on. Times are RFC 3339 in UTC, as every answer gives them.
+for one file its name, size, outline, the lease's holder and expiry, page previews that open
+full size, its history (who, when and the summary of each revision, and its diff: changed
+words, differing pages side by side with the changed region marked) and its pending proposals
+(who, when, what they wrote; an outdated one said so, with no Accept that can only fail, and a
+stale check-in's with the revisions accepting it would undo); check-out (which downloads the
+file), extend, discard, ending someone else's check-out after a confirmation (for whoever may,
+ADR-0006), and check-in by a file-upload form, streamed into the service as the files router
+streams one (:func:`~artifactr.files.fastapi.bodies.read_body`). Every form answers with a
+redirect to a page that says the outcome in words (post/redirect/get: the notice travels in a
+signed, short-lived cookie), so a refresh never posts again and a repeated post is harmless.
+A refusal says what the person did wrong and what to do, keeps the API's technical reason
+beside it, and keeps the summary they typed. Times are said as a person reads them ("in 8
+hours", the exact time in ``time_zone`` beside or in a title), RFC 3339 in ``datetime``.
+
+An optional :data:`EditorLinks` provider adds buttons that open the file in an editor (the file
+page's ``editor_actions`` block).
 
 Who the caller is comes from ``resolve_actor``; the page offers ``people`` to choose from and
 keeps the choice in the :data:`PERSON_COOKIE` cookie, which the application's ``resolve_actor``
 reads. That is a choice, not authentication, and the page says so.
 """
 
-import html
-from collections.abc import Awaitable, Callable, Sequence
-from typing import Annotated, Final, Literal
+import base64
+import hashlib
+import hmac
+import json
+import secrets
+import zlib
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Coroutine,
+    Mapping,
+    Sequence,
+)
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, tzinfo
+from importlib.resources import files as package_files
+from typing import Annotated, Any, Final, Literal
 from urllib.parse import quote, urlencode
 
 from artifactr.core import (
     Actor,
+    ArtifactChanged,
+    ArtifactCreated,
     EditArtifact,
+    NotFound,
     Proposal,
+    ProposalCreated,
     Rejection,
     RespondToProposal,
     UserActor,
 )
 from artifactr.fastapi import STATUS_CODES, ResolveActor, Unauthorized
 from artifactr.workspace import Access, Workspace, Workspaces
-from fastapi import APIRouter, Path, Query, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.routing import APIRoute
+from jinja2 import Environment, PackageLoader, StrictUndefined
 from pydantic import BaseModel, ConfigDict
+from starlette.templating import Jinja2Templates
 
-from artifactr.files.core.clock import rfc3339
-from artifactr.files.core.errors import AppFailure
-from artifactr.files.core.manifests import NativeFile
+from artifactr.files.core.clock import rfc3339, utc_now
+from artifactr.files.core.errors import AppFailure, UnsafeFile
+from artifactr.files.core.leases import ArtifactBusy, scope_of
+from artifactr.files.core.manifests import Blob, NativeFile
 from artifactr.files.fastapi.bodies import FormRefused, read_body
+from artifactr.files.fastapi.portal_words import Piece, changed_words, exact, for_people, relative
 from artifactr.files.fastapi.router import SUMMARY
 from artifactr.files.native import CheckedIn, NativeFiles
-from artifactr.files.native.diff import DiffLimits, FileDiff, proposal_diff, revision_diff
+from artifactr.files.native.diff import DiffLimits, FileDiff, TextDiff, proposal_diff, revision_diff
 
 PERSON_COOKIE: Final = "artifactr_person"
 """The cookie that keeps the chosen person's id."""
+
+NOTICE_COOKIE: Final = "artifactr_notice"
+"""The cookie that carries a form's outcome to the page it redirects to, signed, read once."""
 
 CONTENT_SECURITY_POLICY: Final = (
     "default-src 'self'; script-src 'none'; object-src 'none'; base-uri 'none'; "
@@ -67,11 +102,18 @@ CONTENT_SECURITY_POLICY: Final = (
 PREVIEW_SCALE: Final = 0.3
 """The scale of the page previews on a file's page."""
 
+FULL_SCALE: Final = 1.0
+"""The scale a page opens at, full size."""
+
 MAX_PREVIEWS: Final = 12
 """How many pages a file's page previews."""
 
+MAX_KEPT_SUMMARY: Final = 1_000
+"""The most of a refused check-in's summary the notice keeps, in characters."""
+
 EDIT: Final = "artifactr:edit_artifact"
 RESPOND: Final = "artifactr:respond_to_proposal"
+ARCHIVE: Final = "artifactr:archive_artifact"
 
 _HEADERS: Final = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
@@ -80,47 +122,6 @@ _HEADERS: Final = {
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
-
-STYLESHEET: Final = """
-body { font: 15px/1.45 system-ui, sans-serif; margin: 0; color: #1d2330; background: #f6f7f9; }
-header { background: #1d2330; color: #fff; padding: .6em 1.2em; display: flex;
-  align-items: center; justify-content: space-between; flex-wrap: wrap; gap: .6em; }
-header a { color: #fff; text-decoration: none; font-weight: 600; }
-header form { margin: 0; }
-header small { color: #c6cbd6; }
-main { padding: 1em 1.4em; max-width: 74em; }
-h1 { font-size: 1.5em; margin: .2em 0 .6em; }
-h2 { font-size: 1.15em; margin: 1.4em 0 .5em; border-bottom: 1px solid #d9dde5; }
-table { border-collapse: collapse; background: #fff; }
-th, td { text-align: left; padding: .35em .8em; border-bottom: 1px solid #e3e6ec; }
-dl { display: grid; grid-template-columns: max-content 1fr; gap: .2em 1em; }
-dt { color: #5b6475; } dd { margin: 0; }
-pre { background: #fff; padding: .5em; border: 1px solid #e3e6ec; white-space: pre-wrap; }
-.notice { padding: .7em 1em; border-radius: 4px; margin: .6em 0 1em; font-weight: 600; }
-.applied { background: #e3f4e6; border: 1px solid #7cc08a; }
-.proposed, .held { background: #fff4dc; border: 1px solid #e0b453; }
-.refused { background: #fbe4e4; border: 1px solid #d57b7b; }
-.info { background: #e6eefb; border: 1px solid #8aa7dc; }
-.actions form { display: inline-block; margin: 0 .5em .5em 0; }
-button, .button { font: inherit; padding: .35em .9em; border-radius: 4px; cursor: pointer;
-  border: 1px solid #2f5fb3; background: #2f5fb3; color: #fff; text-decoration: none; }
-button.quiet { background: #fff; color: #2f5fb3; }
-.pages { display: flex; flex-wrap: wrap; gap: .6em; }
-.pages figure { margin: 0; text-align: center; }
-.pages img, .side img { border: 1px solid #c9ced8; background: #fff; }
-.side { display: flex; gap: 1em; margin-bottom: 1em; }
-.side figure { margin: 0; } .side figcaption { color: #5b6475; }
-.missing { width: 180px; height: 250px; border: 1px dashed #c9ced8; display: flex;
-  align-items: center; justify-content: center; color: #5b6475; }
-.hunk { background: #fff; border: 1px solid #e3e6ec; margin-bottom: .8em; }
-.hunk div { padding: .1em .6em; white-space: pre-wrap; }
-.hunk .at { color: #5b6475; background: #f0f2f6; }
-.removed { background: #fde8e8; } .removed::before { content: "- "; }
-.added { background: #e3f4e6; } .added::before { content: "+ "; }
-.same::before { content: "  "; }
-.muted { color: #5b6475; }
-"""
-"""The page's stylesheet, served from its own origin."""
 
 
 class Person(BaseModel):
@@ -136,8 +137,29 @@ class Person(BaseModel):
     """What they may do, in words (``"editor"``)."""
 
 
-def _e(value: object) -> str:
-    return html.escape(str(value), quote=True)
+@dataclass(frozen=True)
+class EditorLink:
+    """A button on a file's page that opens the file in an editor.
+
+    ``get`` is a link to ``url``; ``post`` is a form that posts ``fields`` to it (an editor that
+    takes an access token in a form, as WOPI's do). The page's CSP allows forms to its own origin
+    only, so a post goes to a route of the application that hands over to the editor.
+    """
+
+    label: str
+    """What the button says (``"Edit in the browser"``)."""
+    url: str
+    """Where it goes: a link's target, or a form's action."""
+    method: Literal["get", "post"] = "get"
+    """How: a link, or a form."""
+    fields: tuple[tuple[str, str], ...] = ()
+    """A form's hidden fields, in order; none for a link."""
+    target: str | None = None
+    """The browsing context it opens in (``"_blank"``); the page itself if None."""
+
+
+EditorLinks = Callable[[Workspace, str, NativeFile], Awaitable[Sequence[EditorLink]]]
+"""Returns the editor buttons for a file (its id and head manifest) and the workspace's actor."""
 
 
 def _size(size: int) -> str:
@@ -146,6 +168,71 @@ def _size(size: int) -> str:
     if size < 1024 * 1024:
         return f"{size / 1024:.1f} KiB"
     return f"{size / 1024 / 1024:.1f} MiB"
+
+
+class _Shown(Exception):
+    """A page to show instead of what the route was about to do: raised, then answered."""
+
+    def __init__(self, response: Response) -> None:
+        super().__init__("shown")
+        self.response = response
+
+
+class _PortalRoute(APIRoute):
+    """A route that answers the page a :class:`_Shown` carries, from its handler or a dependency."""
+
+    def get_route_handler(self) -> Callable[[Request], Coroutine[Any, Any, Response]]:
+        handler = super().get_route_handler()
+
+        async def shown(request: Request) -> Response:
+            try:
+                return await handler(request)
+            except _Shown as page:
+                return page.response
+
+        return shown
+
+
+class _Environment(Environment):
+    """Jinja2's environment, its filters typed."""
+
+    filters: dict[str, Callable[..., object]]
+
+
+@dataclass(frozen=True)
+class _Said:
+    """A notice at the top of a page: how it went (its style), in words, and what goes with it."""
+
+    kind: str
+    """``applied``, ``info``, ``proposed`` or ``refused``."""
+    message: str
+    link: tuple[str, str] | None = None
+    """A link after the words: where, and what it says."""
+    refresh: str = ""
+    """Where the page sends the browser at once (a check-out's download), if anywhere."""
+    technical: str = ""
+    """A refusal's reason as the API gives it."""
+    summary: str = ""
+    """The summary a refused check-in carried, to fill the form again."""
+
+
+@dataclass(frozen=True)
+class _Dated:
+    """Who did something, when, and what they wrote about it."""
+
+    by: str
+    at: datetime | None
+    summary: str
+
+
+@dataclass
+class _Timeline:
+    """A file's revisions and the workspace's proposals, when each was made and its summary."""
+
+    versions: dict[int, tuple[datetime, str]] = field(
+        default_factory=dict[int, tuple[datetime, str]]
+    )
+    proposals: dict[str, datetime] = field(default_factory=dict[str, datetime])
 
 
 # ─── the router ───────────────────────────────────────────────────────────────
@@ -159,6 +246,10 @@ def portal_router(
     people: Sequence[Person],
     workspace_ids: Sequence[str],
     limits: DiffLimits | None = None,
+    editor_links: EditorLinks | None = None,
+    clock: Callable[[], datetime] = utc_now,
+    time_zone: tzinfo = UTC,
+    secret: bytes | None = None,
 ) -> APIRouter:
     """Return the portal's routes, under ``/portal``: the pages people use.
 
@@ -170,53 +261,116 @@ def portal_router(
         people: Whom the page offers to act as.
         workspace_ids: The workspaces its first page lists.
         limits: The bounds of the diffs it shows; the defaults if None.
+        editor_links: The buttons that open a file in an editor, on its page; none if None.
+        clock: What "now" is, for times said as "in 8 hours".
+        time_zone: The zone exact times are said in.
+        secret: Signs the notice a form's redirect carries; a random one if None, so processes
+            that share the page's traffic must share one.
     """
-    router = APIRouter(prefix="/portal", include_in_schema=False)
+    router = APIRouter(prefix="/portal", include_in_schema=False, route_class=_PortalRoute)
     names = {f"user:{person.id}": person.name for person in people}
+    key = secret or secrets.token_bytes(32)
+    stylesheet_text = (
+        package_files("artifactr.files.fastapi").joinpath("static/portal.css").read_text()
+    )
+    environment = _Environment(
+        loader=PackageLoader("artifactr.files.fastapi", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
-    def name_of(participant: str) -> str:
-        return names.get(participant, participant)
+    def from_now(moment: datetime) -> str:
+        return relative(moment, clock())
 
-    def chooser(request: Request, current: str | None, back: str) -> str:
-        options = "".join(
-            f'<option value="{_e(p.id)}"{" selected" if p.id == current else ""}>'
-            f"{_e(p.name)} ({_e(p.role)})</option>"
-            for p in people
-        )
-        return (
-            f'<form method="post" action="{_e(request.url_for("portal_person").path)}">'
-            f'<label><small>You are</small> <select name="person">'
-            f'<option value=""{"" if current else " selected"}>nobody</option>{options}</select>'
-            f'</label> <input type="hidden" name="back" value="{_e(back)}">'
-            '<button class="quiet" type="submit">Switch</button> '
-            "<small>(a choice, not authentication: anyone may pick anyone)</small></form>"
-        )
+    def in_zone(moment: datetime) -> str:
+        return exact(moment, time_zone)
 
-    def page(
+    def in_zone_long(moment: datetime) -> str:
+        return exact(moment, time_zone, long=True)
+
+    environment.filters.update(
+        rfc3339=rfc3339, size=_size, relative=from_now, exact=in_zone, exact_long=in_zone_long
+    )
+    templates = Jinja2Templates(env=environment)
+
+    def name_of(actor: Actor | str) -> str:
+        participant = actor if isinstance(actor, str) else actor.participant
+        fallback = participant if isinstance(actor, str) else actor.display_name
+        return names.get(participant, fallback)
+
+    def at(moment: datetime) -> str:
+        """Say a time to come in a notice: exact, then how far it is from now."""
+        return f"{exact(moment, time_zone)} ({relative(moment, clock())})"
+
+    def since(moment: datetime) -> str:
+        """Say a time past in a notice: how long ago, then exact."""
+        return f"{relative(moment, clock())} ({exact(moment, time_zone)})"
+
+    # ─── answering ────────────────────────────────────────────────────────────
+
+    def render(
         request: Request,
-        title: str,
-        body: str,
+        template: str,
+        context: Mapping[str, object],
         actor: Actor | None,
         *,
         status: int = 200,
-        refresh: str = "",
-        back: str = "",
     ) -> HTMLResponse:
         current = actor.id if isinstance(actor, UserActor) else None
-        head = (
-            '<!doctype html><html lang="en"><head><meta charset="utf-8">'
-            f"<title>{_e(title)} · artifactr.files</title>"
-            f'<link rel="stylesheet" href="{_e(request.url_for("portal_stylesheet").path)}">'
-            # A check-out's download starts by itself, with no script, and the page stays.
-            + (f'<meta http-equiv="refresh" content="0; url={_e(refresh)}">' if refresh else "")
-            + "</head><body>"
+        carried = _unseal(key, request.cookies.get(NOTICE_COOKIE, ""))
+        full: dict[str, object] = {
+            "people": people,
+            "current": current,
+            "back": _here(request),
+            "said": carried,
+            "actor": actor,
+            **context,
+        }
+        said = full["said"]
+        full["refresh"] = said.refresh if isinstance(said, _Said) else ""
+        response = templates.TemplateResponse(
+            request, template, full, status_code=status, headers=_HEADERS
         )
-        home = request.url_for("portal_home").path
-        switch = chooser(request, current, back or _here(request))
-        bar = f'<header><a href="{_e(home)}">artifactr.files</a>{switch}</header>'
-        return HTMLResponse(
-            f"{head}{bar}<main>{body}</main></body></html>", status_code=status, headers=_HEADERS
+        if NOTICE_COOKIE in request.cookies:
+            response.delete_cookie(NOTICE_COOKIE, path="/portal")
+        return response
+
+    def redirect(to: str, said: _Said) -> RedirectResponse:
+        response = RedirectResponse(to, status_code=303)
+        response.set_cookie(
+            NOTICE_COOKIE,
+            _seal(key, said),
+            max_age=300,
+            path="/portal",
+            httponly=True,
+            samesite="strict",
         )
+        return response
+
+    def message(
+        request: Request,
+        actor: Actor | None,
+        heading: str,
+        *,
+        said: _Said | None = None,
+        text: str = "",
+        status: int = 200,
+    ) -> HTMLResponse:
+        context = {"title": heading, "heading": heading, "said": said, "text": text}
+        return render(request, "message.html", context, actor, status=status)
+
+    def refused(
+        request: Request, actor: Actor | None, problem: Rejection | AppFailure
+    ) -> HTMLResponse:
+        status = 502 if isinstance(problem, AppFailure) else STATUS_CODES.get(problem.code, 400)
+        said = refusal(problem)
+        return message(request, actor, "That didn't work", said=said, status=status)
+
+    def refusal(problem: Rejection | AppFailure, *, summary: str = "") -> _Said:
+        said = for_people(problem)
+        return _Said("refused", said.words, technical=said.technical, summary=summary)
 
     async def who(request: Request) -> tuple[str, Actor] | None:
         try:
@@ -224,26 +378,19 @@ def portal_router(
         except Unauthorized:
             return None
 
-    async def open_as(request: Request, workspace_id: str) -> Workspace | HTMLResponse:
+    async def opened(request: Request, workspace_id: Annotated[str, Path()]) -> Workspace:
+        """Open the request's workspace as its caller, or show who-are-you or the refusal."""
         caller = await who(request)
         if caller is None:
-            body = "<h1>Who are you?</h1><p>Choose a person above to see the files.</p>"
-            return page(request, "Who are you?", body, None, status=401)
+            text = "Choose a person above to see the files."
+            raise _Shown(message(request, None, "Who are you?", text=text, status=401))
         tenant_id, actor = caller
         try:
             return await workspaces.open(tenant_id, workspace_id, actor=actor)
         except Rejection as rejection:
-            return refused(request, actor, rejection)
+            raise _Shown(refused(request, actor, rejection)) from rejection
 
-    def refused(
-        request: Request, actor: Actor | None, problem: Rejection | AppFailure
-    ) -> HTMLResponse:
-        if isinstance(problem, AppFailure):
-            status, message = 502, f"The app failed ({problem.kind}): {problem.reason}"
-        else:
-            status, message = STATUS_CODES.get(problem.code, 400), str(problem)
-        body = f'<h1>That didn\'t work</h1><p class="notice refused">{_e(message)}</p>'
-        return page(request, "Refused", body, actor, status=status)
+    current = Depends(opened)
 
     def urls(request: Request, ws: Workspace) -> "_Urls":
         return _Urls(request, ws.workspace_id)
@@ -255,25 +402,56 @@ def portal_router(
             return False
         return True
 
+    async def timeline(ws: Workspace, artifact_id: str) -> _Timeline:
+        found = _Timeline()
+        for envelope in await ws.read():
+            match envelope.event:
+                case ArtifactCreated(artifact_id=artifact, version=version) if (
+                    artifact == artifact_id
+                ):
+                    found.versions[version] = (envelope.ts, "uploaded")
+                case ArtifactChanged(artifact_id=artifact, version=version, summary=summary) if (
+                    artifact == artifact_id
+                ):
+                    found.versions[version] = (envelope.ts, summary)
+                case ProposalCreated(proposal_id=proposal_id):
+                    found.proposals[proposal_id] = envelope.ts
+                case _:
+                    pass
+        return found
+
+    async def history(ws: Workspace, artifact_id: str, known: _Timeline) -> list[dict[str, Any]]:
+        rows: list[dict[str, Any]] = []
+        for revision in reversed(await ws.revisions(artifact_id)):
+            moment, summary = known.versions.get(revision.version, (None, ""))
+            rows.append(
+                {
+                    "version": revision.version,
+                    "dated": _Dated(name_of(revision.actor), moment, summary),
+                    "sha256": _content_digest(revision.data),
+                }
+            )
+        return rows
+
+    def dated(proposal: Proposal, known: _Timeline) -> _Dated:
+        change = proposal.change
+        summary = change.summary if isinstance(change, EditArtifact) else ""
+        moment = known.proposals.get(proposal.id)
+        return _Dated(name_of(proposal.proposed_by), moment, summary or "")
+
     # ─── pages ────────────────────────────────────────────────────────────────
 
     @router.get("/portal.css", name="portal_stylesheet")
     async def stylesheet() -> Response:
-        return Response(STYLESHEET, media_type="text/css", headers=_HEADERS)
+        return Response(stylesheet_text, media_type="text/css", headers=_HEADERS)
 
     @router.get("", name="portal_home")
     async def home(request: Request) -> Response:
         caller = await who(request)
         actor = None if caller is None else caller[1]
-        body = "<h1>Workspaces</h1><ul>"
-        body += "".join(
-            f'<li><a href="{_e(_Urls(request, ws).files())}">{_e(ws)}</a></li>'
-            for ws in workspace_ids
-        )
-        body += "</ul>"
-        if caller is None:
-            body += "<p>Choose a person above to see the files.</p>"
-        return page(request, "Workspaces", body, actor)
+        listed = [(ws, _Urls(request, ws).files()) for ws in workspace_ids]
+        context = {"title": "Workspaces", "workspaces": listed}
+        return render(request, "home.html", context, actor)
 
     @router.post("/person", name="portal_person")
     async def choose_person(request: Request) -> Response:
@@ -289,366 +467,411 @@ def portal_router(
         return response
 
     @router.get("/workspaces/{workspace_id}/files", name="portal_files")
-    async def file_list(request: Request, workspace_id: Annotated[str, Path()]) -> Response:
-        ws = await open_as(request, workspace_id)
-        if isinstance(ws, HTMLResponse):
-            return ws
-        rows: list[str] = []
+    async def file_list(request: Request, ws: Workspace = current) -> Response:
+        rows: list[dict[str, object]] = []
         for artifact in await ws.artifacts(NativeFile):
             lease = await files.lease(ws, artifact.id)
             held = "free" if lease is None else f"held by {name_of(_participant(lease.holder))}"
-            link = urls(request, ws).file(artifact.id)
             rows.append(
-                f'<tr><td><a href="{_e(link)}">{_e(artifact.data.name)}</a></td>'
-                f"<td>{_e(_size(artifact.data.content.size))}</td>"
-                f"<td>{artifact.version}</td><td>{_e(held)}</td></tr>"
+                {
+                    "href": urls(request, ws).file(artifact.id),
+                    "name": artifact.data.name,
+                    "size": _size(artifact.data.content.size),
+                    "version": artifact.version,
+                    "held": held,
+                }
             )
-        table = (
-            "<table><tr><th>Name</th><th>Size</th><th>Version</th><th>Lease</th></tr>"
-            + "".join(rows)
-            + "</table>"
-            if rows
-            else "<p>No files yet.</p>"
-        )
-        body = f"<h1>Files in {_e(workspace_id)}</h1>{table}"
-        return page(request, f"Files in {workspace_id}", body, ws.actor)
-
-    async def acting(
-        request: Request,
-        workspace_id: str,
-        artifact_id: str,
-        action: Callable[[Workspace], Awaitable[tuple[str, str]]],
-    ) -> Response:
-        """Do a form's action as the caller, then show the file with its notice.
-
-        ``action`` returns the notice and where the page sends the browser next ("" for
-        nowhere); a refusal is the notice instead.
-        """
-        ws = await open_as(request, workspace_id)
-        if isinstance(ws, HTMLResponse):
-            return ws
-        try:
-            notice, refresh = await action(ws)
-        except Rejection as rejection:
-            return await file_page(request, ws, artifact_id, _notice("refused", str(rejection)))
-        return await file_page(request, ws, artifact_id, notice, refresh=refresh)
-
-    async def file_page(
-        request: Request, ws: Workspace, artifact_id: str, notice: str = "", refresh: str = ""
-    ) -> Response:
-        try:
-            body = await _file_body(request, ws, artifact_id)
-        except (Rejection, AppFailure) as problem:
-            return refused(request, ws.actor, problem)
-        back = urls(request, ws).file(artifact_id)
-        return page(request, "File", notice + body, ws.actor, refresh=refresh, back=back)
-
-    async def _file_body(request: Request, ws: Workspace, artifact_id: str) -> str:
-        version, manifest = await files.manifest(ws, artifact_id)
-        link = urls(request, ws)
-        lease = await files.lease(ws, artifact_id)
-        me = ws.actor.participant
-        editor = await may(ws, EDIT, artifact_id)
-        mine = lease is not None and _participant(lease.holder) == me
-        parts = [f"<h1>{_e(manifest.name)}</h1><dl>"]
-        parts.append(f"<dt>Size</dt><dd>{_e(_size(manifest.content.size))}</dd>")
-        parts.append(f"<dt>Version</dt><dd>{version}</dd>")
-        pages = manifest.pages
-        parts.append(f"<dt>Pages</dt><dd>{'unknown' if pages is None else pages}</dd>")
-        if lease is None:
-            parts.append("<dt>Lease</dt><dd>free: no one has it checked out</dd>")
-        else:
-            holder = name_of(_participant(lease.holder))
-            parts.append(
-                f"<dt>Lease</dt><dd>checked out by <strong>{_e(holder)}</strong> until "
-                f"<strong>{_e(rfc3339(lease.expires_at))}</strong></dd>"
-            )
-        parts.append("</dl>")
-        download = link.download(artifact_id, version)
-        parts.append('<div class="actions">')
-        parts.append(f'<a class="button" href="{_e(download)}">Download version {version}</a> ')
-        if not editor:
-            parts.append('<p class="muted">You may read this file, not check it out.</p>')
-        elif lease is None:
-            parts.append(_button(link.action(artifact_id, "check-out"), "Check out"))
-        elif mine:
-            checkout_id = _checkout_of(lease.holder)
-            base = link.checkout(artifact_id, checkout_id)
-            parts.append(_button(f"{base}/extend", "Extend by 8 hours", quiet=True))
-            parts.append(_button(f"{base}/discard", "Discard the check-out", quiet=True))
-            parts.append(_check_in_form(base))
-        else:
-            parts.append(
-                '<p class="notice held">Someone else has it checked out: you may check it out '
-                "once they check it in or their lease lapses.</p>"
-            )
-        lapsed = [] if not editor or mine else await files.open_checkouts(ws, artifact_id)
-        if lapsed:
-            # The lease lapsed, the check-out did not: its edit can still come in (ADR-0004).
-            base = link.checkout(artifact_id, lapsed[0].id)
-            parts.append(
-                f'<p class="notice held">Your check-out of version {lapsed[0].base_version} '
-                f"lapsed at <strong>{_e(rfc3339(lapsed[0].expires_at))}</strong>. Check in your "
-                "edited file all the same: it is applied if no one has changed the file since, "
-                "or kept as a proposal for review if someone has. Or discard it.</p>"
-            )
-            parts.append(_button(f"{base}/discard", "Discard the check-out", quiet=True))
-            parts.append(_check_in_form(base))
-        parts.append("</div>")
-        parts.append("<h2>Outline</h2>")
-        parts.append(f"<pre>{_e(manifest.outline)}</pre>" if manifest.outline else "<p>None.</p>")
-        parts.append("<h2>Pages</h2><div class=pages>")
-        for number in range(1, min(pages or 0, MAX_PREVIEWS) + 1):
-            src = link.page(artifact_id, version, number, PREVIEW_SCALE)
-            parts.append(
-                f'<figure><img src="{_e(src)}" alt="page {number}" width="179">'
-                f"<figcaption>{number}</figcaption></figure>"
-            )
-        parts.append("</div>")
-        parts.append(await _history(ws, artifact_id, link))
-        parts.append(await _proposals(ws, artifact_id, link))
-        return "".join(parts)
-
-    async def _history(ws: Workspace, artifact_id: str, link: "_Urls") -> str:
-        rows: list[str] = []
-        for revision in reversed(await ws.revisions(artifact_id)):
-            number = revision.version
-            diff = (
-                f'<a href="{_e(link.diff(artifact_id, number - 1, number))}">changes</a>'
-                if number > 1
-                else '<span class="muted">first version</span>'
-            )
-            download = link.download(artifact_id, number)
-            rows.append(
-                f"<tr><td>{number}</td><td>{_e(revision.actor.display_name)}</td>"
-                f'<td>{diff}</td><td><a href="{_e(download)}">download</a></td></tr>'
-            )
-        header = "<tr><th>Version</th><th>By</th><th>Diff</th><th>File</th></tr>"
-        return f"<h2>History</h2><table>{header}{''.join(rows)}</table>"
-
-    async def _proposals(ws: Workspace, artifact_id: str, link: "_Urls") -> str:
-        pending = [p for p in await ws.proposals() if p.artifact_id == artifact_id]
-        if not pending:
-            return "<h2>Pending proposals</h2><p>None.</p>"
-        responder = await may(ws, RESPOND, artifact_id)
-        rows = [
-            f"<tr><td>{_e(proposal.proposed_by.display_name)}</td>"
-            f"<td>{_e(_why(proposal))}</td>"
-            f'<td><a href="{_e(link.proposal(artifact_id, proposal.id))}">changes</a></td>'
-            f"<td>{_decide(link, artifact_id, proposal, ws.actor, responder)}</td></tr>"
-            for proposal in pending
-        ]
-        header = "<tr><th>By</th><th>Why</th><th>Diff</th><th></th></tr>"
-        return f"<h2>Pending proposals</h2><table>{header}{''.join(rows)}</table>"
-
-    def diff_body(link: "_Urls", found: FileDiff, title: str, intro: str = "") -> str:
-        parts = [f"<h1>{_e(title)}</h1>", intro]
-        parts.append(
-            f"<p>Pages: {_e(found.before_pages)} before, {_e(found.after_pages)} after; "
-            f"{found.pages_compared} compared.</p>"
-        )
-        parts.append("<h2>Changed text</h2>")
-        if not found.text.hunks:
-            parts.append("<p>No text changed.</p>")
-        for hunk in found.text.hunks:
-            parts.append(
-                '<div class="hunk"><div class="at">'
-                f"paragraphs {hunk.before_start}-{hunk.before_start + hunk.before_count - 1} "
-                f"before, {hunk.after_start}-{hunk.after_start + hunk.after_count - 1} after"
-                "</div>"
-            )
-            parts += [f'<div class="{line.op}">{_e(line.text)}</div>' for line in hunk.lines]
-            parts.append("</div>")
-        if found.text.truncated:
-            parts.append('<p class="notice info">The text diff was cut at its size cap.</p>')
-        parts.append("<h2>Comments and tracked changes</h2>")
-        review = found.review
-        items = [
-            *(f"<li>added {_e(item.kind)}: {_e(item.text)}</li>" for item in review.added),
-            *(f"<li>removed {_e(item.kind)}: {_e(item.text)}</li>" for item in review.removed),
-            *(
-                f"<li>changed {_e(c.after.kind)}: {_e(c.before.text)} → {_e(c.after.text)}</li>"
-                for c in review.changed
-            ),
-        ]
-        parts.append(f"<ul>{''.join(items)}</ul>" if items else "<p>None changed.</p>")
-        parts.append("<h2>Pages that differ</h2>")
-        if not found.pages:
-            parts.append("<p>No page looks different.</p>")
-        after_label = (
-            "proposed" if found.after_version is None else f"version {found.after_version}"
-        )
-        for changed in found.pages:
-            before = (
-                _figure(
-                    link.page(found.artifact_id, found.before_version, changed.page),
-                    f"page {changed.page}, version {found.before_version}",
-                )
-                if changed.before
-                else '<div class="missing">no such page</div>'
-            )
-            after_src = (
-                link.proposal_page(found.artifact_id, found.proposal_id or "", changed.page)
-                if found.after_version is None
-                else link.page(found.artifact_id, found.after_version, changed.page)
-            )
-            after = (
-                _figure(after_src, f"page {changed.page}, {after_label}")
-                if changed.after
-                else '<div class="missing">no such page</div>'
-            )
-            parts.append(f'<div class="side">{before}{after}</div>')
-        return "".join(parts)
+        title = f"Files in {ws.workspace_id}"
+        context = {"title": title, "workspace_id": ws.workspace_id, "rows": rows}
+        return render(request, "files.html", context, ws.actor)
 
     @router.get("/workspaces/{workspace_id}/files/{artifact_id}", name="portal_file")
-    async def one_file(request: Request, workspace_id: str, artifact_id: str) -> Response:
-        ws = await open_as(request, workspace_id)
-        if isinstance(ws, HTMLResponse):
-            return ws
-        return await file_page(request, ws, artifact_id)
+    async def one_file(request: Request, artifact_id: str, ws: Workspace = current) -> Response:
+        try:
+            context = await file_context(request, ws, artifact_id)
+        except (Rejection, AppFailure) as problem:
+            return refused(request, ws.actor, problem)
+        return render(request, "file.html", context, ws.actor)
+
+    async def file_context(request: Request, ws: Workspace, artifact_id: str) -> dict[str, object]:
+        version, manifest = await files.manifest(ws, artifact_id)
+        lease = await files.lease(ws, artifact_id)
+        editor = await may(ws, EDIT, artifact_id)
+        mine = lease is not None and _participant(lease.holder) == ws.actor.participant
+        lapsed = [] if not editor or mine else await files.open_checkouts(ws, artifact_id)
+        pending = [p for p in await ws.proposals() if p.artifact_id == artifact_id]
+        links = [] if editor_links is None else list(await editor_links(ws, artifact_id, manifest))
+        known = await timeline(ws, artifact_id)
+        ends = lease is not None and not mine and editor and await may(ws, ARCHIVE, artifact_id)
+        return {
+            "title": manifest.name,
+            "link": urls(request, ws),
+            "artifact_id": artifact_id,
+            "version": version,
+            "file": manifest,
+            "lease": lease,
+            "holder": None if lease is None else name_of(_participant(lease.holder)),
+            "mine": mine,
+            "checkout_id": _checkout_of(lease.holder) if lease else "",
+            "ends": ends,
+            "editor": editor,
+            "lapsed": lapsed[0] if lapsed else None,
+            "summary_max": SUMMARY,
+            "previews": range(1, min(manifest.pages or 0, MAX_PREVIEWS) + 1),
+            "preview_scale": PREVIEW_SCALE,
+            "full_scale": FULL_SCALE,
+            "revisions": await history(ws, artifact_id, known),
+            "proposals": [
+                {
+                    "proposal": proposal,
+                    "dated": dated(proposal, known),
+                    "outdated": _base_of(proposal) != version,
+                }
+                for proposal in pending
+            ],
+            "responder": bool(pending) and await may(ws, RESPOND, artifact_id),
+            "editor_links": links,
+        }
+
+    def diff_context(link: "_Urls", found: FileDiff) -> dict[str, object]:
+        return {"link": link, "found": found, "marked": _marked(found.text), "full": FULL_SCALE}
 
     @router.get("/workspaces/{workspace_id}/files/{artifact_id}/diff", name="portal_diff")
     async def diff_page(
         request: Request,
-        workspace_id: str,
         artifact_id: str,
         before: Annotated[int, Query(alias="from")],
         after: Annotated[int, Query(alias="to")],
+        ws: Workspace = current,
     ) -> Response:
-        ws = await open_as(request, workspace_id)
-        if isinstance(ws, HTMLResponse):
-            return ws
-        link = urls(request, ws)
         try:
             _, manifest = await files.manifest(ws, artifact_id)
             found = await revision_diff(files, ws, artifact_id, before, after, limits=limits)
         except (Rejection, AppFailure) as problem:
             return refused(request, ws.actor, problem)
-        title = f"{manifest.name}: version {before} to {after}"
-        back = f'<p><a href="{_e(link.file(artifact_id))}">← {_e(manifest.name)}</a></p>'
-        return page(request, title, back + diff_body(link, found, title), ws.actor)
+        context = {
+            "title": f"{manifest.name}: version {before} to {after}",
+            "back_label": manifest.name,
+            **diff_context(urls(request, ws), found),
+        }
+        return render(request, "diff.html", context, ws.actor)
 
     @router.get(
         "/workspaces/{workspace_id}/files/{artifact_id}/proposals/{proposal_id}",
         name="portal_proposal",
     )
     async def proposal_page(
-        request: Request, workspace_id: str, artifact_id: str, proposal_id: str
+        request: Request, artifact_id: str, proposal_id: str, ws: Workspace = current
     ) -> Response:
-        ws = await open_as(request, workspace_id)
-        if isinstance(ws, HTMLResponse):
-            return ws
-        link = urls(request, ws)
         try:
-            _, manifest = await files.manifest(ws, artifact_id)
+            version, manifest = await files.manifest(ws, artifact_id)
             found = await proposal_diff(files, ws, artifact_id, proposal_id, limits=limits)
             proposal = await ws.proposal(proposal_id)
+            _, base, after = await files.proposed(ws, artifact_id, proposal_id)
         except (Rejection, AppFailure) as problem:
             return refused(request, ws.actor, problem)
-        responder = await may(ws, RESPOND, artifact_id)
-        title = f"{manifest.name}: proposed on version {found.before_version}"
-        back = f'<p><a href="{_e(link.file(artifact_id))}">← {_e(manifest.name)}</a></p>'
-        intro = (
-            f"<p>Proposed by {_e(proposal.proposed_by.display_name)}: {_e(_why(proposal))}</p>"
-            f'<div class="actions">{_decide(link, artifact_id, proposal, ws.actor, responder)}'
-            "</div>"
-        )
-        return page(request, title, back + diff_body(link, found, title, intro), ws.actor)
+        known = await timeline(ws, artifact_id)
+        rows = await history(ws, artifact_id, known)
+        made_on = after.provenance.base
+        undone: list[dict[str, Any]] = []
+        made_from = found.before_version
+        if made_on is not None and made_on != base.content.sha256:
+            # A stale check-in: the file it replaces the head with was edited from an older
+            # version, so accepting it undoes what changed since (ADR-0004).
+            older = [row for row in rows if row["sha256"] == made_on]
+            made_from = older[0]["version"] if older else 0
+            undone = [row for row in reversed(rows) if made_from < row["version"] <= version]
+        context = {
+            "title": f"{manifest.name}: proposed on version {found.before_version}",
+            "back_label": manifest.name,
+            "proposal": proposal,
+            "dated": dated(proposal, known),
+            "outdated": found.before_version != version,
+            "head": version,
+            "mine": proposal.proposed_by.participant == ws.actor.participant,
+            "undone": undone,
+            "made_from": made_from,
+            "responder": await may(ws, RESPOND, artifact_id),
+            **diff_context(urls(request, ws), found),
+        }
+        return render(request, "proposal.html", context, ws.actor)
+
+    @router.get(
+        "/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/end",
+        name="portal_end",
+    )
+    async def end_page(
+        request: Request, artifact_id: str, checkout_id: str, ws: Workspace = current
+    ) -> Response:
+        link = urls(request, ws)
+        try:
+            await files.lease(ws, artifact_id)  # the file is visible to the caller
+        except Rejection as problem:
+            return refused(request, ws.actor, problem)
+        record = await files.checkouts.get(scope_of(ws), checkout_id)
+        if record is None or record.artifact_id != artifact_id or record.state != "open":
+            said = _Said("info", "That check-out has ended already: the page shows who has it.")
+            return redirect(link.file(artifact_id), said)
+        lease = await files.lease(ws, artifact_id)
+        holding = lease is not None and lease.holder == record.holder
+        context = {
+            "title": f"End {name_of(record.actor)}'s check-out?",
+            "holder": name_of(record.actor),
+            "record": record,
+            "until": lease.expires_at if lease is not None and holding else record.expires_at,
+            "action": f"{link.checkout(artifact_id, checkout_id)}/end",
+            "back_to": link.file(artifact_id),
+        }
+        return render(request, "end.html", context, ws.actor)
 
     # ─── actions ──────────────────────────────────────────────────────────────
 
-    @router.post("/workspaces/{workspace_id}/files/{artifact_id}/check-out")
-    async def check_out(request: Request, workspace_id: str, artifact_id: str) -> Response:
-        async def checked_out(ws: Workspace) -> tuple[str, str]:
-            record = await files.check_out(ws, artifact_id)
-            download = urls(request, ws).download(artifact_id, record.base_version)
-            notice = _notice(
-                "applied",
-                f"Checked out version {record.base_version} until {rfc3339(record.expires_at)}. "
-                "Your download starts by itself; edit the file, then check it in below.",
-                link=(download, "Download it again"),
-            )
-            return notice, download
+    async def acting(
+        request: Request,
+        ws: Workspace,
+        artifact_id: str,
+        action: Callable[[], Awaitable[_Said]],
+    ) -> Response:
+        """Do a form's action as the caller, then send the browser to the file with the notice.
 
-        return await acting(request, workspace_id, artifact_id, checked_out)
+        A refusal is the notice instead: said for a person, the technical reason beside it.
+        """
+        try:
+            said = await action()
+        except (Rejection, AppFailure) as problem:
+            said = refusal(problem)
+        return redirect(urls(request, ws).file(artifact_id), said)
+
+    @router.post("/workspaces/{workspace_id}/files/{artifact_id}/check-out")
+    async def check_out(request: Request, artifact_id: str, ws: Workspace = current) -> Response:
+        link = urls(request, ws)
+
+        async def checked_out() -> _Said:
+            try:
+                record = await files.check_out(ws, artifact_id)
+            except ArtifactBusy:
+                mine = await files.open_checkouts(ws, artifact_id)
+                lease = await files.lease(ws, artifact_id)
+                if not mine or lease is None or lease.holder != mine[0].holder:
+                    raise
+                # The same form posted again: the check-out it made stands.
+                download = link.download(artifact_id, mine[0].base_version)
+                return _Said(
+                    "info",
+                    "You have this file checked out already, yours until "
+                    f"{at(lease.expires_at)}: nothing was done again.",
+                    link=(download, "Download it again"),
+                )
+            download = link.download(artifact_id, record.base_version)
+            return _Said(
+                "applied",
+                f"Checked out version {record.base_version}, yours until "
+                f"{at(record.expires_at)}. Your download starts by itself; edit the file, then "
+                "check it in below.",
+                link=(download, "Download it again"),
+                refresh=download,
+            )
+
+        return await acting(request, ws, artifact_id, checked_out)
 
     @router.post("/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/extend")
     async def extend(
-        request: Request, workspace_id: str, artifact_id: str, checkout_id: str
+        request: Request, artifact_id: str, checkout_id: str, ws: Workspace = current
     ) -> Response:
-        async def extended(ws: Workspace) -> tuple[str, str]:
+        async def extended() -> _Said:
             record = await files.extend(ws, checkout_id)
-            return _notice("applied", f"Extended: yours until {rfc3339(record.expires_at)}."), ""
+            return _Said("applied", f"Extended: yours until {at(record.expires_at)}.")
 
-        return await acting(request, workspace_id, artifact_id, extended)
+        return await acting(request, ws, artifact_id, extended)
 
     @router.post("/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/discard")
     async def discard(
-        request: Request, workspace_id: str, artifact_id: str, checkout_id: str
+        request: Request, artifact_id: str, checkout_id: str, ws: Workspace = current
     ) -> Response:
-        async def discarded(ws: Workspace) -> tuple[str, str]:
+        async def discarded() -> _Said:
             await files.discard(ws, checkout_id)
             free = await files.lease(ws, artifact_id) is None
             said = "and the file is free." if free else "and someone else has it checked out."
-            return _notice("applied", f"Discarded: nothing was checked in, {said}"), ""
+            return _Said("applied", f"Discarded: nothing was checked in, {said}")
 
-        return await acting(request, workspace_id, artifact_id, discarded)
+        return await acting(request, ws, artifact_id, discarded)
+
+    @router.post("/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/end")
+    async def end(
+        request: Request, artifact_id: str, checkout_id: str, ws: Workspace = current
+    ) -> Response:
+        async def ended() -> _Said:
+            record = await files.checkouts.get(scope_of(ws), checkout_id)
+            await files.discard(ws, checkout_id)
+            holder = "the" if record is None else f"{name_of(record.actor)}'s"
+            free = await files.lease(ws, artifact_id) is None
+            said = "the file is free." if free else "someone else has it checked out now."
+            return _Said("applied", f"You ended {holder} check-out: {said}")
+
+        return await acting(request, ws, artifact_id, ended)
 
     @router.post("/workspaces/{workspace_id}/files/{artifact_id}/checkouts/{checkout_id}/check-in")
     async def check_in(
-        request: Request, workspace_id: str, artifact_id: str, checkout_id: str
+        request: Request, artifact_id: str, checkout_id: str, ws: Workspace = current
     ) -> Response:
-        ws = await open_as(request, workspace_id)
-        if isinstance(ws, HTMLResponse):
-            return ws
         link = urls(request, ws)
+        received = _Counted()
+        summary = ""
         try:
             # Streamed as the files router streams it: the summary field comes before the file.
             body = await read_body(request, fields={"summary": SUMMARY})
-            summary = body.fields.get("summary") or None
-            outcome = await files.check_in(ws, checkout_id, body.chunks, summary=summary)
-        except (Rejection, AppFailure) as problem:
-            return await file_page(request, ws, artifact_id, _notice("refused", _said(problem)))
-        notice = _checked_in(link, outcome)
-        if outcome.status != "applied":
-            return await file_page(request, ws, artifact_id, notice)
-        try:
-            found = await revision_diff(
-                files, ws, artifact_id, outcome.version - 1, outcome.version, limits=limits
+            summary = body.fields.get("summary") or ""
+            outcome = await files.check_in(
+                ws, checkout_id, received.count(body.chunks), summary=summary or None
             )
         except (Rejection, AppFailure) as problem:
-            return refused(request, ws.actor, problem)
-        title = f"Version {outcome.version - 1} to {outcome.version}"
-        back = f'<p><a href="{_e(link.file(artifact_id))}">← back to the file</a></p>'
-        body = notice + back + diff_body(link, found, title)
-        return page(request, title, body, ws.actor, back=link.file(artifact_id))
+            if isinstance(problem, FormRefused):
+                summary = problem.fields.get("summary", summary)
+            kept = summary[:MAX_KEPT_SUMMARY]
+            said = refusal(problem, summary=kept)
+            if isinstance(problem, FormRefused) and problem.problem == "no_file":
+                said = _Said("refused", "Choose the edited file to check in.", summary=kept)
+            elif isinstance(problem, UnsafeFile) and received.size == 0:
+                said = _Said(
+                    "refused",
+                    "The file you chose is empty: nothing was checked in. Choose the document "
+                    "you saved after editing it.",
+                    technical=said.technical,
+                    summary=kept,
+                )
+            return redirect(link.file(artifact_id), said)
+        said = checked_in(link, outcome, ws.actor)
+        if outcome.status != "applied":
+            return redirect(link.file(artifact_id), said)
+        return redirect(link.diff(artifact_id, outcome.version - 1, outcome.version), said)
+
+    def checked_in(link: "_Urls", outcome: CheckedIn, me: Actor) -> _Said:
+        if outcome.status == "applied":
+            return _Said("applied", f"Applied: your check-in is version {outcome.version}.")
+        ended = ""
+        if outcome.ended_by is not None and outcome.ended_at is not None:
+            mine = outcome.ended_by.participant == me.participant
+            by = "you" if mine else name_of(outcome.ended_by)
+            ended = f"Your check-out was ended by {by} {since(outcome.ended_at)}, so "
+        if outcome.status == "unchanged":
+            return _Said(
+                "info",
+                f"{ended}Unchanged: the file you uploaded is version {outcome.version} as it is, "
+                "so nothing new was made, and the file is free.",
+            )
+        proposal = link.proposal(outcome.artifact_id, outcome.proposal_id or "")
+        if ended:
+            return _Said(
+                "proposed",
+                f"{ended}your check-in was kept as a proposal on version {outcome.version}: "
+                "someone else decides whether to accept it.",
+                link=(proposal, "See what it changes"),
+            )
+        return _Said(
+            "proposed",
+            f"Kept as a proposal: the file moved on to version {outcome.version} since you "
+            "checked it out, so your check-in waits for someone to accept it.",
+            link=(proposal, "See what it changes"),
+        )
 
     @router.post(
         "/workspaces/{workspace_id}/files/{artifact_id}/proposals/{proposal_id}/{decision}"
     )
     async def decide(
         request: Request,
-        workspace_id: str,
         artifact_id: str,
         proposal_id: str,
         decision: Literal["accept", "reject"],
+        ws: Workspace = current,
     ) -> Response:
-        async def decided(ws: Workspace) -> tuple[str, str]:
-            await files.proposed(ws, artifact_id, proposal_id)
+        async def decided() -> _Said:
+            try:
+                await files.proposed(ws, artifact_id, proposal_id)
+            except NotFound:
+                done = [p for p in await ws.proposals(status=None) if p.id == proposal_id]
+                if not done or done[0].artifact_id != artifact_id:
+                    raise
+                # Decided already, by this form posted again or by someone else.
+                return _Said("info", f"This proposal was {done[0].status} already.")
             outcome = await ws.commit(RespondToProposal(proposal_id=proposal_id, decision=decision))
-            words = (
+            return _Said(
+                "applied",
                 f"Accepted: the file is now version {outcome.model_dump().get('version')}."
                 if decision == "accept"
-                else "Rejected: the file is as it was."
+                else "Rejected: the file is as it was.",
             )
-            return _notice("applied", words), ""
 
-        return await acting(request, workspace_id, artifact_id, decided)
+        return await acting(request, ws, artifact_id, decided)
 
     return router
 
 
 # ─── helpers ──────────────────────────────────────────────────────────────────
+
+
+class _Counted:
+    """Counts the bytes of a stream as it passes, to tell an empty upload from a bad one."""
+
+    def __init__(self) -> None:
+        self.size = 0
+
+    async def count(self, chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+        async for chunk in chunks:
+            self.size += len(chunk)
+            yield chunk
+
+
+def _seal(key: bytes, said: _Said) -> str:
+    payload = base64.urlsafe_b64encode(zlib.compress(json.dumps(asdict(said)).encode())).decode()
+    return f"{payload}.{_mac(key, payload)}"
+
+
+def _unseal(key: bytes, value: str) -> _Said | None:
+    """Return the notice a cookie carries, or None if it is missing, forged or malformed."""
+    payload, _, mac = value.partition(".")
+    if not payload or not hmac.compare_digest(mac, _mac(key, payload)):
+        return None
+    found = json.loads(zlib.decompress(base64.urlsafe_b64decode(payload)))
+    link = found.pop("link")
+    return _Said(**found, link=None if link is None else (link[0], link[1]))
+
+
+def _mac(key: bytes, payload: str) -> str:
+    return hmac.new(key, payload.encode(), hashlib.sha256).hexdigest()
+
+
+def _marked(text: TextDiff) -> list[list[tuple[str, list[Piece]]]]:
+    """Return each hunk's lines in pieces, the words that differ marked changed.
+
+    A removed paragraph and the one added in its place are compared word by word.
+    """
+    hunks: list[list[tuple[str, list[Piece]]]] = []
+    for hunk in text.hunks:
+        lines = [(line.op, [Piece(line.text, False)]) for line in hunk.lines]
+        at = 0
+        while at < len(lines):
+            removed = at
+            while removed < len(lines) and hunk.lines[removed].op == "removed":
+                removed += 1
+            added = removed
+            while added < len(lines) and hunk.lines[added].op == "added":
+                added += 1
+            for pair in range(min(removed - at, added - removed)):
+                old, new = at + pair, removed + pair
+                left, right = changed_words(hunk.lines[old].text, hunk.lines[new].text)
+                lines[old], lines[new] = ("removed", left), ("added", right)
+            at = max(added, at + 1)
+        hunks.append(lines)
+    return hunks
+
+
+def _base_of(proposal: Proposal) -> int | None:
+    change = proposal.change
+    return change.base_version if isinstance(change, EditArtifact) else None
+
+
+def _content_digest(data: Mapping[str, object]) -> str:
+    return Blob.model_validate(data.get("content")).sha256
 
 
 class _Urls:
@@ -692,17 +915,13 @@ class _Urls:
         )
         return f"{path}?scale={scale}"
 
-    def proposal_page(self, artifact_id: str, proposal_id: str, page: int) -> str:
+    def proposal_page(
+        self, artifact_id: str, proposal_id: str, page: int, scale: float = 0.5
+    ) -> str:
         path = self._path(
             "proposal_page", artifact_id=artifact_id, proposal_id=proposal_id, page=str(page)
         )
-        return f"{path}?scale=0.5"
-
-
-def _why(proposal: Proposal) -> str:
-    change = proposal.change
-    summary = change.summary if isinstance(change, EditArtifact) else None
-    return proposal.rationale or summary or "no reason given"
+        return f"{path}?scale={scale}"
 
 
 def _here(request: Request) -> str:
@@ -715,66 +934,5 @@ def _participant(holder: str) -> str:
     return rest.partition(":")[2] if kind == "checkout" else holder
 
 
-def _check_in_form(base: str) -> str:
-    """Return the form that checks a file in to the check-out at ``base``."""
-    return (
-        f'<form method="post" action="{_e(base)}/check-in" enctype="multipart/form-data">'
-        f'<label>Summary <input type="text" name="summary" maxlength="{SUMMARY}"></label> '
-        '<label>Your edited file <input type="file" name="file" required></label> '
-        '<button type="submit">Check in</button></form>'
-    )
-
-
 def _checkout_of(holder: str) -> str:
     return holder.split(":", 2)[1]
-
-
-def _button(action: str, label: str, *, quiet: bool = False) -> str:
-    style = ' class="quiet"' if quiet else ""
-    return f'<form method="post" action="{_e(action)}"><button{style}>{_e(label)}</button></form>'
-
-
-def _notice(kind: str, message: str, *, link: tuple[str, str] | None = None) -> str:
-    more = "" if link is None else f' <a href="{_e(link[0])}">{_e(link[1])}</a>'
-    return f'<p class="notice {kind}" role="status">{_e(message)}{more}</p>'
-
-
-def _figure(src: str, caption: str) -> str:
-    return (
-        f'<figure><img src="{_e(src)}" alt="{_e(caption)}" width="298">'
-        f"<figcaption>{_e(caption)}</figcaption></figure>"
-    )
-
-
-def _decide(
-    link: _Urls, artifact_id: str, proposal: Proposal, actor: Actor, responder: bool
-) -> str:
-    if not responder:
-        return '<span class="muted">you may not decide</span>'
-    if proposal.proposed_by.participant == actor.participant:
-        return '<span class="muted">yours: someone else decides</span>'
-    base = f"{link.proposal(artifact_id, proposal.id)}"
-    return _button(f"{base}/accept", "Accept") + _button(f"{base}/reject", "Reject", quiet=True)
-
-
-def _checked_in(link: _Urls, outcome: CheckedIn) -> str:
-    if outcome.status == "applied":
-        return _notice("applied", f"Applied: your check-in is version {outcome.version}.")
-    if outcome.status == "unchanged":
-        return _notice(
-            "info",
-            f"Unchanged: the file you uploaded is version {outcome.version} as it is, so "
-            "nothing new was made, and the file is free.",
-        )
-    return _notice(
-        "proposed",
-        f"Kept as a proposal: the file moved on to version {outcome.version} since you "
-        "checked it out, so your check-in waits for someone to accept it.",
-        link=(link.proposal(outcome.artifact_id, outcome.proposal_id or ""), "See what it changes"),
-    )
-
-
-def _said(problem: Rejection | AppFailure) -> str:
-    if isinstance(problem, FormRefused) and problem.problem == "no_file":
-        return "Choose the edited file to check in."
-    return str(problem) if isinstance(problem, Rejection) else problem.reason

@@ -16,6 +16,7 @@ any :class:`~artifactr.files.core.app_port.App`, with no web framework:
   page's PNG at a time whatever the page count.
 """
 
+import asyncio
 import difflib
 import functools
 import hashlib
@@ -30,6 +31,7 @@ from pydantic import BaseModel, ConfigDict
 
 from artifactr.files.core.app_port import ReviewItem
 from artifactr.files.native import NativeFiles
+from artifactr.files.native.regions import Region, changed_region
 
 DIFF_SCALE: Final = 0.5
 """The scale pages are compared and shown side by side at (36 dpi): cheap, and cached."""
@@ -46,6 +48,10 @@ comparison is cut: matching is quadratic at worst, so this bounds its time."""
 
 MAX_REVIEW: Final = 500
 """How many review items each list of a review diff holds by default."""
+
+MAX_REGIONS: Final = 20
+"""How many differing pages of a diff get the region where they differ: each costs decoding
+both renders."""
 
 MAX_PAGES: Final = 1_000
 """How many pages are compared by default: a 500-page document is compared whole."""
@@ -243,6 +249,9 @@ class ChangedPage(BaseModel):
     """Whether the first side has it."""
     after: bool
     """Whether the second side has it."""
+    region: Region | None = None
+    """Where the two renders differ, in the renders' pixels: the box around every differing
+    pixel, for the first :data:`MAX_REGIONS` pages both sides have; None for the others."""
 
 
 class FileDiff(BaseModel):
@@ -290,12 +299,18 @@ async def changed_pages(
     (old_count, old_pages), (new_count, new_pages) = before, after
     compared = min(max(old_count, new_count), limit)
     both = min(old_count, new_count, limit)
+    changed: list[ChangedPage] = []
     async with aclosing(old_pages), aclosing(new_pages):
-        changed = [
-            ChangedPage(page=page, before=True, after=True)
-            for page in range(1, both + 1)
-            if _digest(await anext(old_pages)) != _digest(await anext(new_pages))
-        ]
+        for page in range(1, both + 1):
+            old_png, new_png = await anext(old_pages), await anext(new_pages)
+            if _digest(old_png) == _digest(new_png):
+                continue
+            region = (
+                await asyncio.to_thread(changed_region, old_png, new_png)
+                if len(changed) < MAX_REGIONS
+                else None
+            )
+            changed.append(ChangedPage(page=page, before=True, after=True, region=region))
     changed += [
         ChangedPage(page=page, before=page <= old_count, after=page <= new_count)
         for page in range(both + 1, compared + 1)

@@ -17,6 +17,7 @@ import os
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from datetime import datetime
 from pathlib import Path
 from typing import Final
 
@@ -36,6 +37,7 @@ from pydantic_ai import Agent
 
 from artifactr.files.apps.fake import FakeApp
 from artifactr.files.core.app_port import App, AppCommand
+from artifactr.files.core.clock import utc_now
 from artifactr.files.core.documents import build_docx
 from artifactr.files.core.errors import AppRefused
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
@@ -215,6 +217,7 @@ def create_app(
     corpus: Path = CORPUS,
     say: Say = _say,
     native_app: App | None = None,
+    clock: Callable[[], datetime] = utc_now,
 ) -> FastAPI:
     """Return the app: the routers and MCP over a SQLite file, grantr deciding who may do what.
 
@@ -227,22 +230,25 @@ def create_app(
         corpus: Where the document to seed is looked for.
         say: Where the lines go: standard output if omitted.
         native_app: The app that reads, edits and renders the files: FakeApp if omitted.
+        clock: The time everything is stamped with and the page's "now": the wall clock if
+            omitted (the browser tests fix it).
     """
     engine = create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
     switch = InMemoryIntegrations()
     native_app = native_app or FakeApp()
     suggestion = SUGGESTIONS.get(native_app.name, SUGGESTION)
     files = NativeFiles(
-        blobs=SqlBlobs(engine),
+        blobs=SqlBlobs(engine, clock=clock),
         app=native_app,
-        leases=SqlLeases(engine),
+        leases=SqlLeases(engine, clock=clock),
         checkouts=SqlCheckouts(engine),
         renders=SqlRenders(engine),
         integrations=switch,
+        clock=clock,
     )
     grants = Grants(InMemoryStorage(), catalogs=[ACTIONS], application=APPLICATION)
     hooks = grants.hooks(subject_of)
-    storage = SqlStorage(engine)
+    storage = SqlStorage(engine, clock=clock)
     workspaces = Workspaces(
         storage,
         types=[WordDocument],
@@ -287,6 +293,7 @@ def create_app(
             resolve_actor=resolve_actor,
             people=PEOPLE,
             workspace_ids=[WORKSPACE],
+            clock=clock,
         )
     )
 

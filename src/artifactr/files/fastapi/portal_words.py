@@ -1,0 +1,176 @@
+"""The portal's words: times as a person reads them, refusals said for a person, changed words.
+
+Pure functions of their arguments, for :mod:`artifactr.files.fastapi.portal`'s templates:
+
+- :func:`relative` and :func:`exact` say a time as "in 8 hours" and "Mon 30 Nov 2026, 20:00
+  UTC" in a time zone; the machine format (RFC 3339) stays the API's and the ``datetime``
+  attribute's.
+- :func:`for_people` says a refusal as what the person did wrong and what to do; the technical
+  reason, as the API gives it, is kept beside it.
+- :func:`changed_words` marks the words that differ between a removed paragraph and the one
+  added in its place; a paragraph past :data:`MAX_WORDS` words is not marked.
+"""
+
+import difflib
+import re
+from dataclasses import dataclass
+from datetime import datetime, tzinfo
+from typing import Final
+
+from artifactr.core import Rejection
+
+from artifactr.files.core.errors import AppFailure, FileTooLarge, NotEnabled, UnsafeFile
+
+MAX_WORDS: Final = 2_000
+"""The longest paragraph whose changed words are marked, in words."""
+
+_WORDS: Final = re.compile(r"\w+|[^\w\s]")
+
+
+def _plural(count: int, unit: str) -> str:
+    return f"{count} {unit}" if count == 1 else f"{count} {unit}s"
+
+
+def relative(moment: datetime, now: datetime) -> str:
+    """Return how far a time is from now, as a person says it: "in 8 hours", "5 minutes ago"."""
+    seconds = (moment - now).total_seconds()
+    distance = abs(seconds)
+    if distance < 60:
+        return "just now"
+    minutes = int(distance // 60)
+    hours = minutes // 60
+    if minutes < 60:
+        amount = _plural(minutes, "minute")
+    elif hours < 48:
+        amount = _plural(hours, "hour")
+    else:
+        amount = _plural(hours // 24, "day")
+    return f"in {amount}" if seconds > 0 else f"{amount} ago"
+
+
+def exact(moment: datetime, zone: tzinfo, *, long: bool = False) -> str:
+    """Return a time in a time zone to the minute: ``Mon 30 Nov 2026, 20:00 UTC``.
+
+    ``long`` spells the day and month out: ``Monday 30 November 2026, 20:00 UTC``.
+    """
+    local = moment.astimezone(zone)
+    day, month = ("%A", "%B") if long else ("%a", "%b")
+    return f"{local:{day}} {local.day} {local:{month} %Y, %H:%M} {local.tzname()}"
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A refusal as a person reads it: what happened and what to do, and the technical reason."""
+
+    words: str
+    """For the person."""
+    technical: str
+    """As the API gives it."""
+
+
+def for_people(problem: Rejection | AppFailure) -> Refusal:
+    """Return a refusal said for a person, with the API's reason kept as the technical one."""
+    technical = (
+        f"{problem.code}: {problem}"
+        if isinstance(problem, Rejection)
+        else f"app_failed ({problem.kind}): {problem.reason}"
+    )
+    return Refusal(_words(problem), technical)
+
+
+def _words(problem: Rejection | AppFailure) -> str:
+    if isinstance(problem, FileTooLarge):
+        return (
+            f"That file is too large: this takes files up to {problem.limit // (1024 * 1024)} MiB. "
+            "Check in the document you downloaded, without large pictures or attachments added."
+        )
+    if isinstance(problem, UnsafeFile):
+        return (
+            "That file isn't a Word document this can read: it may be another kind of file, or "
+            "damaged. Check in the .docx you downloaded and edited, saved as a Word document."
+        )
+    if isinstance(problem, AppFailure):
+        return (
+            "The office app could not read or show the file just now. Try again in a moment; "
+            "if it fails again, open the file in Word, save it again and check that in."
+        )
+    if isinstance(problem, NotEnabled):
+        return "Editing these files is switched off in this workspace for now: ask its owner."
+    return _by_code(problem)
+
+
+def _by_code(problem: Rejection) -> str:
+    match problem.code:
+        case "forbidden":
+            return "You may not do that to this file: ask someone who may, or its owner."
+        case "not_found":
+            return (
+                "That is gone or was never here: it may have been decided, ended or removed "
+                "since you opened the page. The page shows how things stand now."
+            )
+        case "patch_failed":
+            return (
+                "This proposal was made on an older version of the file, so it can't be "
+                "accepted as it is: ask its author for a new one, or reject it."
+            )
+        case "artifact_busy":
+            return (
+                "Someone else has this file checked out: you may check it out once they "
+                "check it in, end their check-out, or their lease lapses."
+            )
+        case _:
+            return (
+                "That didn't work, and nothing was changed. The page shows how things stand "
+                "now; try again, or ask for help with the technical reason below."
+            )
+
+
+@dataclass(frozen=True)
+class Piece:
+    """A run of a paragraph's text, changed or not."""
+
+    text: str
+    changed: bool
+
+
+def changed_words(before: str, after: str) -> tuple[list[Piece], list[Piece]]:
+    """Return both paragraphs in pieces, the words that differ between them marked changed.
+
+    Words and punctuation are compared; the spaces between them go with the text around
+    them. A paragraph over :data:`MAX_WORDS` words comes back whole and unmarked.
+    """
+    old, new = list(_WORDS.finditer(before)), list(_WORDS.finditer(after))
+    if max(len(old), len(new)) > MAX_WORDS:
+        return [Piece(before, False)], [Piece(after, False)]
+    matcher = difflib.SequenceMatcher(
+        None, [m.group() for m in old], [m.group() for m in new], autojunk=False
+    )
+    opcodes = matcher.get_opcodes()
+    left = _pieces(before, old, [(i1, i2, op != "equal") for op, i1, i2, _, _ in opcodes])
+    right = _pieces(after, new, [(j1, j2, op != "equal") for op, _, _, j1, j2 in opcodes])
+    return left, right
+
+
+def _pieces(
+    text: str, words: list[re.Match[str]], runs: list[tuple[int, int, bool]]
+) -> list[Piece]:
+    pieces: list[Piece] = []
+
+    def add(part: str, changed: bool) -> None:
+        if pieces and pieces[-1].changed == changed:
+            pieces[-1] = Piece(pieces[-1].text + part, changed)
+        else:
+            pieces.append(Piece(part, changed))
+
+    at = 0
+    for first, last, changed in runs:
+        if last == first:
+            continue
+        start, end = words[first].start(), words[last - 1].end()
+        if start > at:
+            add(text[at:start], False)
+        add(text[start:end], changed)
+        at = end
+    if at < len(text):
+        add(text[at:], False)
+    return pieces

@@ -224,7 +224,7 @@ def files_router(
         status_code=201,
         responses={
             202: {"model": Uploaded, "description": "Kept as a proposal: an agent's upload"},
-            **refusals(400, 403, 413, 415, 422, 502, 504),
+            **refusals(400, 403, 413, 415, 422, 502, 503, 504),
         },
         openapi_extra=_body(
             "The file: the raw body, streamed, whose Content-Type is its media type (or "
@@ -417,7 +417,7 @@ def files_router(
                 "description": "Kept as a proposal: the check-in was stale, or its check-out "
                 "was discarded",
             },
-            **refusals(400, 404, 409, 413, 415, 422, 502, 504),
+            **refusals(400, 404, 409, 413, 415, 422, 502, 503, 504),
         },
         openapi_extra=_body(
             "The edited file: the raw body, streamed, or a multipart/form-data form with one "

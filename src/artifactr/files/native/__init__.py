@@ -106,7 +106,7 @@ class NativeFiles(Upload, Edit, CheckIn, Reading, Collection):
         build: The app's build, which render cache keys carry; the app's name if omitted.
         clock: The current time, for collection; UTC now if omitted.
         telemetry: Where spans and metrics go; the global providers if omitted.
-        jobs: How many files it screens and has the app read at once; one a CPU if omitted.
+        jobs: How many files it has the app read at once; one a CPU if omitted.
         queue: How many more wait their turn; any more are refused as ``ServiceBusy``
             (ADR-0015).
     """
@@ -155,4 +155,4 @@ class NativeFiles(Upload, Edit, CheckIn, Reading, Collection):
         self._telemetry = telemetry or Telemetry()
         self._version = None
         self.jobs = Jobs(jobs, queue)
-        """How many files it screens and has the app read at once, and how many wait."""
+        """How many files it has the app read at once, and how many wait."""

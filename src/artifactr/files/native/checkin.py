@@ -117,8 +117,7 @@ class CheckIn(CheckOut):
         self.jobs.admit()  # a full queue refuses before the body is read
         incoming = await spool(data, limit=self._max_size)
         try:
-            async with self.jobs.turn():
-                printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
+            printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
             return await self._check_in(ws, record, incoming, printed, summary)
         finally:
             incoming.close()

@@ -1,10 +1,13 @@
-"""Jobs: how many files the service screens and reads at once in its own process (ADR-0015).
+"""Jobs: how many files the service has the app read at once (ADR-0015).
 
-Screening a package and having the app read it (FakeApp parses it in the service's process)
-take seconds of CPU and tens of mebibytes for a file near the limits; the limits bound one
-file, and :class:`Jobs` bounds how many run at once. At most ``jobs`` run (the CPU count by
-default); up to ``queue`` more wait their turn, in order, each for at most ``wait`` seconds. Any
-more, or one that waited too long, is refused with
+Having the app read a file (FakeApp parses it in the service's process, or a child of it) takes
+seconds of CPU and a hundred mebibytes or more for a file near the limits; the limits bound one
+file, and :class:`Jobs` bounds how many run at once: an upload's and a check-in's inspect, an
+edit's apply. The package's own screen streams, in a tenth of a second for such a file, and
+runs outside the bound, so the retries of one check-in, which wait for its claim, never queue.
+
+At most ``jobs`` run (the CPU count by default); up to ``queue`` more wait their turn, in order,
+each for at most ``wait`` seconds. Any more, or one that waited too long, is refused with
 :class:`~artifactr.files.core.errors.ServiceBusy` (the router answers 503 with ``Retry-After``),
 as the worker refuses a call when its queue is full. A refused call has stored nothing; an
 upload or a check-in is refused before its body is read when the queue is full already.

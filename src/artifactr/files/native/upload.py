@@ -60,9 +60,9 @@ class Upload(ServiceBase):
         self.jobs.admit()  # a full queue refuses before the body is read
         incoming = await spool(data, limit=self._max_size)
         try:
+            printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
             artifact_id = new_artifact_id()
             async with self.jobs.turn():
-                printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
                 inspection = await self._inspect(ws, artifact_id, incoming)
             blobs, _ = await self._put_all(ws, artifact_id, incoming, media, inspection, printed)
         finally:

@@ -12,6 +12,7 @@ import hashlib
 import logging
 import math
 import os
+import shutil
 import signal
 import subprocess
 from collections import OrderedDict
@@ -30,6 +31,7 @@ from artifactr.files.apps.libreoffice._availability import (
     can_unshare,
 )
 from artifactr.files.apps.libreoffice._png import png_from_ppm
+from artifactr.files.apps.libreoffice._sandbox import can_sandbox
 from artifactr.files.core.app_port import (
     EDIT_DEADLINE,
     RENDER_DEADLINE,
@@ -118,11 +120,15 @@ class LibreOffice:
         soffice: The office's program (``soffice``, or a path).
         python: The Python that imports ``uno`` (Debian's ``python3-uno`` is for
             ``/usr/bin/python3``).
-        isolate_network: Whether each job runs in a network namespace of its own
-            (``unshare --net``, which needs root or user namespaces). None (the default) isolates
-            where the platform allows and logs a warning once where it doesn't; True refuses to
-            run a job without it (:class:`~artifactr.files.core.errors.AppCrashed`); False never
-            isolates.
+        sandbox: Whether each job runs sealed under bubblewrap (``bwrap``: the system
+            read-only, only its own directory writable, no network, no home, none of this
+            application's files). None (the default) seals where bubblewrap runs and logs a
+            warning once where it doesn't; True refuses to run a job without it
+            (:class:`~artifactr.files.core.errors.AppCrashed`); False never seals.
+        isolate_network: Where a job isn't sealed, whether it runs in a network namespace of its
+            own (``unshare --net``, which needs root or user namespaces). None (the default)
+            isolates where the platform allows and logs a warning once where it doesn't; True
+            refuses to run a job without it; False never isolates.
         max_size: The most bytes a file, a saved file or a PDF may have.
         author: Who edits when ``apply`` names nobody.
         pdf_cache: The most bytes of PDFs kept for renders (0 keeps none).
@@ -141,6 +147,7 @@ class LibreOffice:
         *,
         soffice: str = "soffice",
         python: str = SYSTEM_PYTHON,
+        sandbox: bool | None = None,
         isolate_network: bool | None = None,
         max_size: int = MAX_FILE,
         author: str = DEFAULT_AUTHOR,
@@ -152,6 +159,7 @@ class LibreOffice:
     ) -> None:
         self.soffice = soffice
         self.python = python
+        self.sandbox = sandbox
         self.isolate_network = isolate_network
         self.max_size = max_size
         self.author = author
@@ -161,6 +169,8 @@ class LibreOffice:
         self.prefix = tuple(prefix)
         self.build = build
         self._isolated: bool | None = None
+        self._probed = False
+        self._sealed: str | None = None
         self._about: About | None = None
         self._pdfs: OrderedDict[str, _Exported] = OrderedDict()
         self._exporting: dict[str, asyncio.Task[_Exported]] = {}
@@ -175,12 +185,39 @@ class LibreOffice:
         """Return whether the programs the adapter needs are here, and why not."""
         return available(soffice, python)
 
+    async def sandboxed(self) -> bool:
+        """Return whether jobs run sealed under bubblewrap.
+
+        Raises:
+            AppCrashed: If the sandbox is required and bubblewrap can't run here.
+        """
+        return await self._bwrap() is not None
+
+    async def _bwrap(self) -> str | None:
+        if not self._probed:
+            found = shutil.which("bwrap") if self.sandbox is not False else None
+            can = found is not None and await asyncio.to_thread(can_sandbox, found)
+            if self.sandbox and not can:
+                raise AppCrashed(
+                    "libreoffice must run sealed, and bubblewrap can't run here "
+                    "(apt-get install bubblewrap; it needs root or user namespaces)"
+                )
+            if self.sandbox is None and not can:
+                logger.warning(
+                    "libreoffice jobs run UNSEALED: bubblewrap is missing or can't run here"
+                )
+            self._sealed = found if can else None
+            self._probed = True
+        return self._sealed
+
     async def isolated(self) -> bool:
-        """Return whether jobs run in a network namespace of their own.
+        """Return whether jobs run without a network: sealed, or in a namespace of their own.
 
         Raises:
             AppCrashed: If isolation is required and the platform can't give it.
         """
+        if await self._bwrap() is not None:
+            return True
         if self._isolated is None:
             can = self.isolate_network is not False and await asyncio.to_thread(can_unshare)
             if self.isolate_network and not can:
@@ -216,6 +253,7 @@ class LibreOffice:
             soffice=self.soffice,
             python=self.python,
             isolate=await self.isolated(),
+            bwrap=await self._bwrap(),
             max_file=self.max_size,
             prefix=self.prefix,
         )

@@ -4,11 +4,12 @@ A job writes the file and a ``job.json`` into a fresh temporary directory and ru
 (``driver/``) under the system Python, which has Debian's ``python3-uno``: this process never
 imports ``uno``. The driver starts ``soffice --headless`` on a fresh profile inside that
 directory, talks to it over a named pipe, and writes one JSON line. The job starts in a session
-(so a process group) of its own, and, where the platform allows, in a network namespace of its
-own (``unshare --net``), so a document that names a URL (a linked picture, an ``INCLUDEPICTURE``
-field, a remote template) reaches nothing. Whatever happens, as soon as the line is read or the
-deadline passes, the whole group is killed with SIGKILL and the directory wiped. Each failure is
-typed: ``refused`` with the driver's reason, ``crashed``, ``timeout`` and ``too_large``.
+(so a process group) of its own, sealed under bubblewrap where the runner says so
+(``_sandbox.py``), else, where the platform allows, in a network namespace of its own (``unshare
+--net``), so a document that names a URL or a local file reaches nothing. Whatever happens, as
+soon as the line is read or the deadline passes, the whole group is killed with SIGKILL and the
+directory wiped. Each failure is typed: ``refused`` with the driver's reason, ``crashed``,
+``timeout`` and ``too_large``.
 """
 
 import asyncio
@@ -28,6 +29,7 @@ from typing import Final, Literal
 
 from pydantic import JsonValue
 
+from artifactr.files.apps.libreoffice import _sandbox
 from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 
@@ -53,11 +55,13 @@ class Runner:
     python: str
     """The Python that has ``uno``."""
     isolate: bool
-    """Whether jobs run in a network namespace of their own."""
+    """Whether jobs run in a network namespace of their own (where not sandboxed)."""
     max_file: int
     """The most bytes a file (in or out) and the driver's reply may have."""
     prefix: tuple[str, ...] = ()
     """A command the driver runs under (a launcher that sets resource limits), if any."""
+    bwrap: str | None = None
+    """Bubblewrap, if jobs run sealed in its sandbox (``_sandbox.py``)."""
 
 
 @dataclass(frozen=True)
@@ -121,7 +125,11 @@ def _prepare(directory: Path, source: bytes, job: Mapping[str, JsonValue]) -> No
 
 async def _drive(runner: Runner, directory: Path) -> dict[str, JsonValue]:
     argv = [*runner.prefix, runner.python, str(DRIVER), str(directory)]
-    if runner.isolate:
+    if runner.bwrap is not None:
+        programs = (runner.python, runner.soffice)
+        sealed = _sandbox.argv(runner.bwrap, directory, DRIVER, programs)
+        argv = [*runner.prefix, *sealed, runner.python, str(DRIVER), str(directory)]
+    elif runner.isolate:
         argv = ["unshare", "--net", "--", *argv]
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),

@@ -291,3 +291,57 @@ def sealed(jobs: Path) -> LibreOffice:
             pytest.fail(reason + " (CI=true requires it)")
         pytest.skip(reason)
     return LibreOffice(sandbox=True)
+
+
+def run_xml(text: str) -> str:
+    """One run of text."""
+    return f'<w:r><w:t xml:space="preserve">{text}</w:t></w:r>'
+
+
+def shown_document() -> bytes:
+    """Text the page shows through fields and content controls: a merge field, a DATE field, an
+    AUTHOR and a DOCPROPERTY field, a drop-down, a rich-text and a block content control."""
+    document = docx.Document()
+    document.core_properties.author = "Grace Hopper"
+    document.core_properties.title = "The Contract"
+    body = document.element.body
+
+    def paragraph(inner: str) -> None:
+        body.append(parse_xml(f"<w:p {nsdecls('w')}>{inner}</w:p>"))
+
+    def simple(instruction: str, shown: str) -> str:
+        return f"<w:fldSimple w:instr=' {instruction} '>{run_xml(shown)}</w:fldSimple>"
+
+    paragraph(run_xml("Dear ") + simple("MERGEFIELD FirstName", "«FirstName»") + run_xml(", hi."))
+    paragraph(
+        run_xml("Signed on ")
+        + '<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve">'
+        ' DATE \\@ "d MMMM yyyy" </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/>'
+        f'</w:r>{run_xml("3 March 2025")}<w:r><w:fldChar w:fldCharType="end"/></w:r>'
+        + run_xml(" by the parties.")
+    )
+    paragraph(
+        run_xml("Author: ")
+        + simple("AUTHOR", "Grace Hopper")
+        + run_xml("; title: ")
+        + simple("DOCPROPERTY Title", "The Contract")
+    )
+    paragraph(
+        run_xml("Plan: ")
+        + '<w:sdt><w:sdtPr><w:dropDownList><w:listItem w:displayText="Gold" w:value="Gold"/>'
+        f"</w:dropDownList></w:sdtPr><w:sdtContent>{run_xml('Choose an item.')}</w:sdtContent>"
+        "</w:sdt>" + run_xml(" (pick one).")
+    )
+    paragraph(
+        run_xml("Notes: ")
+        + "<w:sdt><w:sdtPr><w:richText/></w:sdtPr><w:sdtContent><w:r><w:rPr><w:b/></w:rPr>"
+        f"<w:t>Rich words</w:t></w:r>{run_xml(' here')}</w:sdtContent></w:sdt>" + run_xml(" end.")
+    )
+    body.append(
+        parse_xml(
+            f"<w:sdt {nsdecls('w')}><w:sdtPr><w:text/></w:sdtPr><w:sdtContent><w:p>"
+            f"{run_xml('A paragraph in a block control.')}</w:p></w:sdtContent></w:sdt>"
+        )
+    )
+    body.append(body.sectPr)
+    return saved(document)

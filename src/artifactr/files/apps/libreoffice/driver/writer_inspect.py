@@ -21,19 +21,32 @@ def is_table(element):
 
 
 def visible(paragraph, comments=None):
-    """Return a paragraph's text without tracked deletions; collect its comments."""
+    """Return a paragraph's text as the page shows it, without tracked deletions: its runs,
+    its fields' results and its content controls' text, in reading order; collect its comments.
+    """
     out = []
-    deleting = False
-    for portion in each(paragraph):
+    shown(paragraph, out, comments, [False])
+    return "".join(out).replace("\r", "")
+
+
+def shown(container, out, comments, deleting):
+    """Append the text a paragraph or a content control shows; ``deleting`` is shared state."""
+    for portion in each(container):
         kind = portion.TextPortionType
         if kind == "Redline":
             if portion.RedlineType == "Delete":
-                deleting = portion.IsStart
-        elif kind == "Text" and not deleting:
+                deleting[0] = portion.IsStart
+        elif kind == "Annotation":
+            if comments is not None:
+                comments.append(portion.TextField)
+        elif kind == "ContentControl":
+            shown(portion.ContentControl, out, comments, deleting)
+        elif kind in SHOWN and not deleting[0]:
             out.append(portion.getString())
-        elif kind == "Annotation" and comments is not None:
-            comments.append(portion.TextField)
-    return "".join(out)
+
+
+SHOWN = {"Text", "TextField"}
+"""The portions whose string the page shows: runs and fields' results."""
 
 
 def level(paragraph):

@@ -10,12 +10,13 @@ import logging
 import math
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from artifactr.files import AppCommand
-from artifactr.files.apps.libreoffice import CATALOG, LibreOffice, available
+from artifactr.files.apps.libreoffice import CATALOG, LibreOffice, _process, available
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 from tests import hostile
 
@@ -200,3 +201,24 @@ def test_availability_says_what_is_missing_and_which_package_brings_it(
     assert without_uno.python is None
     assert "`/bin/false` can't import uno (apt-get install python3-uno)" in without_uno.missing
     assert os.environ["PATH"] == str(tmp_path)
+
+
+async def test_a_template_profile_is_made_once_or_none_where_the_office_cannot_make_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def runner(soffice: str) -> _process.Runner:
+        return _process.Runner(
+            soffice=soffice, python="/usr/bin/python3", isolate=False, max_file=1
+        )
+
+    assert await _process.template(runner("/bin/false"), 30) is None
+    assert await _process.template(runner("/bin/true"), 30) is None  # says yes, makes nothing
+    assert await _process.template(runner(NOWHERE), 30) is None
+    assert await _process.template(runner(script(tmp_path, "sleep 30", "slow")), 0.1) is None
+    assert [name for name in os.listdir(tmp_path) if name.startswith("libreoffice")] == []
+    made = script(tmp_path, 'mkdir -p "${6#-env:UserInstallation=file://}/user"', "maker")
+    profile = await _process.template(runner(made), 30)
+    assert profile is not None
+    assert (profile / "user").is_dir()

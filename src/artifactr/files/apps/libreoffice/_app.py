@@ -18,7 +18,8 @@ import subprocess
 from collections import OrderedDict
 from collections.abc import Sequence
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import IO, Final
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
@@ -170,6 +171,8 @@ class LibreOffice:
         self.build = build
         self._isolated: bool | None = None
         self._probed = False
+        self._templated = False
+        self._template: Path | None = None
         self._sealed: str | None = None
         self._about: About | None = None
         self._pdfs: OrderedDict[str, _Exported] = OrderedDict()
@@ -249,7 +252,7 @@ class LibreOffice:
         return self._about
 
     async def _runner(self) -> _process.Runner:
-        return _process.Runner(
+        runner = _process.Runner(
             soffice=self.soffice,
             python=self.python,
             isolate=await self.isolated(),
@@ -257,6 +260,11 @@ class LibreOffice:
             max_file=self.max_size,
             prefix=self.prefix,
         )
+        if not self._templated:
+            # One first start for all jobs; without a template, each job makes its own profile.
+            self._template = await _process.template(runner, self.deadline)
+            self._templated = True
+        return replace(runner, template=self._template)
 
     async def _bytes(self, source: Source) -> bytes:
         """Return the file's bytes, or refuse a file over the size limit."""

@@ -39,6 +39,9 @@ DRIVER: Final = Path(__file__).with_name("driver")
 SOURCE: Final = "in.docx"
 """The file's name in the job's directory."""
 
+TEMPLATE_PREFIX: Final = "libreoffice-template-"
+"""The name a template profile's directory starts with, beside the jobs'."""
+
 STDERR_TAIL: Final = 2_000
 """Characters of the driver's and the office's log kept, from the end, to explain a crash."""
 
@@ -62,6 +65,8 @@ class Runner:
     """A command the driver runs under (a launcher that sets resource limits), if any."""
     bwrap: str | None = None
     """Bubblewrap, if jobs run sealed in its sandbox (``_sandbox.py``)."""
+    template: Path | None = None
+    """A profile the office has initialised once, copied into each job (:func:`template`)."""
 
 
 @dataclass(frozen=True)
@@ -103,7 +108,7 @@ async def run(
     }
     directory = Path(tempfile.mkdtemp(prefix="libreoffice-"))
     try:
-        await asyncio.to_thread(_prepare, directory, source, job)
+        await asyncio.to_thread(_prepare, directory, source, job, runner.template)
         try:
             async with asyncio.timeout(deadline):
                 result = await _drive(runner, directory)
@@ -118,7 +123,11 @@ async def run(
         await asyncio.to_thread(shutil.rmtree, directory, True)
 
 
-def _prepare(directory: Path, source: bytes, job: Mapping[str, JsonValue]) -> None:
+def _prepare(
+    directory: Path, source: bytes, job: Mapping[str, JsonValue], template: Path | None
+) -> None:
+    if template is not None:
+        shutil.copytree(template, directory / "profile", symlinks=True)
     (directory / SOURCE).write_bytes(source)
     (directory / "job.json").write_text(json.dumps(job))
 
@@ -219,3 +228,49 @@ def _forget_pipes(pipe: str, directory: Path) -> None:
     for name in (pipe, f"SingleOfficeIPC_{single}"):
         with suppress(OSError):
             Path(f"/tmp/OSL_PIPE_{os.getuid()}_{name}").unlink()
+
+
+async def template(runner: Runner, deadline: float) -> Path | None:
+    """Return a profile the office has initialised (its first start done), or None if it can't.
+
+    The office starts on it once, headless, with no document, and stops
+    (``--terminate_after_init``), sealed as a job is. Each job copies it, so no job pays the
+    office's first start.
+    """
+    directory = Path(tempfile.mkdtemp(prefix=TEMPLATE_PREFIX))
+    profile = directory / "profile"
+    argv = [
+        runner.soffice,
+        "--headless",
+        "--invisible",
+        "--nologo",
+        "--norestore",
+        "--nodefault",
+        f"-env:UserInstallation={profile.as_uri()}",
+        "--terminate_after_init",
+    ]
+    if runner.bwrap is not None:
+        argv = [*_sandbox.argv(runner.bwrap, directory, DRIVER, (runner.soffice,)), *argv]
+    status = None
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(directory)},
+            start_new_session=True,
+        )
+    except OSError:
+        process = None
+    if process is not None:
+        try:
+            async with asyncio.timeout(deadline):
+                status = await process.wait()
+        except TimeoutError:
+            _kill_group(process.pid)
+            await process.wait()
+    if status != 0 or not (profile / "user").is_dir():
+        await asyncio.to_thread(shutil.rmtree, directory, True)
+        return None
+    return profile

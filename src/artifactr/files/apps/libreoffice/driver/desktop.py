@@ -83,6 +83,10 @@ def settings_of(author):
     )
 
 
+IMPORT_FILTER = "MS Word 2007 XML"
+"""The filter every file is loaded with: the adapter takes .docx files only."""
+
+
 class Refused(Exception):
     """The document can't do what the job asks; the job is refused with this reason."""
 
@@ -93,6 +97,14 @@ def prop(name, value):
     value_.Name = name
     value_.Value = value
     return value_
+
+
+def store(document, path, filter_name):
+    """Store the document at a path with a filter, and no fsync.
+
+    The job's directory is read once and then wiped: nothing needs to reach the disk first.
+    """
+    document.storeToURL(url(path), (prop("FilterName", filter_name), prop("NoFileSync", True)))
 
 
 def url(path):
@@ -145,9 +157,17 @@ def launch(job, profile, log):
 def start(job, directory):
     """Start soffice on a fresh profile; return the context and desktop once it answers."""
     profile = os.path.join(directory, "profile")
-    os.makedirs(os.path.join(profile, "user"))
-    with open(os.path.join(profile, "user", "registrymodifications.xcu"), "w") as settings:
-        settings.write(settings_of(job["author"]))
+    os.makedirs(os.path.join(profile, "user"), exist_ok=True)
+    registry = os.path.join(profile, "user", "registrymodifications.xcu")
+    ours = settings_of(job["author"])
+    if os.path.exists(registry):
+        # A template the office initialised: its own settings stay, ours are added after them.
+        with open(registry) as settings:
+            theirs = settings.read()
+        head, _, _ = theirs.rpartition("</oor:items>")
+        ours = head + ours[ours.index("<item") :]
+    with open(registry, "w") as settings:
+        settings.write(ours)
     with open(os.path.join(directory, "soffice.log"), "wb") as log:
         office = launch(job, profile, log)
     local = uno.getComponentContext()
@@ -172,6 +192,7 @@ def start(job, directory):
 def load(desktop, path):
     """Load a file hidden, macros never run and links never updated, or refuse it."""
     properties = (
+        prop("FilterName", IMPORT_FILTER),  # no type detection: the file is a .docx or refused
         prop("Hidden", True),
         prop("ReadOnly", False),
         prop("MacroExecutionMode", 0),  # MacroExecMode.NEVER_EXECUTE

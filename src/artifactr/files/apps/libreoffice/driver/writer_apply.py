@@ -11,7 +11,7 @@ import os
 import time
 
 import uno
-from desktop import Refused, each, load, message, prop, source, url
+from desktop import Refused, each, load, message, source, store
 from writer_inspect import changes_of, comments_of, inspect, is_table, level, visible
 
 PARAGRAPH_BREAK = 0
@@ -496,7 +496,7 @@ def run(job, directory, context, desktop):
                 f"command {index} (`{step['command']}`): LibreOffice failed: {message(error)}"
             ) from None
     saved = os.path.join(directory, "out.docx")
-    document.storeToURL(url(saved), (prop("FilterName", "MS Word 2007 XML"),))
+    store(document, saved, "MS Word 2007 XML")
     result = inspect(document, directory)
     result["results"] = results
     return result

@@ -9,7 +9,7 @@ import os
 import re
 
 import odf_read
-from desktop import each, load, prop, source, url
+from desktop import each, load, source, store
 
 HEADING = re.compile(r"^(?:heading ?([1-9])|title)$", re.I)
 """A paragraph style in the outline, with its level (a title is level 1)."""
@@ -118,7 +118,7 @@ def inspect(document, directory):
     (``odf_read.py``); only its page count is asked of the office.
     """
     package = os.path.join(directory, "inspect.odt")
-    document.storeToURL(url(package), (prop("FilterName", "writer8"),))
+    store(document, package, "writer8")
     try:
         return odf_read.read(package, pages(document))
     finally:

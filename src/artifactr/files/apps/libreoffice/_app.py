@@ -32,6 +32,7 @@ from artifactr.files.apps.libreoffice._availability import (
     can_unshare,
 )
 from artifactr.files.apps.libreoffice._png import png_from_ppm
+from artifactr.files.apps.libreoffice._pool import Pool, PoolStatus
 from artifactr.files.apps.libreoffice._sandbox import can_sandbox
 from artifactr.files.core.app_port import (
     EDIT_DEADLINE,
@@ -141,6 +142,10 @@ class LibreOffice:
         build: The build :meth:`about` reports, for provenance (a worker passes its image's
             digest, ``WORKER_BUILD``); the office's own build string, from ``soffice
             --version``, if None.
+        pool: How many offices to keep started ahead, each for exactly one job and then killed
+            (0: each job starts its own); see :meth:`pool_status` and :meth:`close`.
+        pool_memory: The most resident bytes the pool's idle offices may hold before it stops
+            starting more (0: no cap).
     """
 
     def __init__(
@@ -157,6 +162,8 @@ class LibreOffice:
         deadline: float = EDIT_DEADLINE,
         prefix: Sequence[str] = (),
         build: str | None = None,
+        pool: int = 0,
+        pool_memory: int = 0,
     ) -> None:
         self.soffice = soffice
         self.python = python
@@ -169,6 +176,7 @@ class LibreOffice:
         self.deadline = deadline
         self.prefix = tuple(prefix)
         self.build = build
+        self._pool = Pool(pool, pool_memory, self._runner)
         self._isolated: bool | None = None
         self._probed = False
         self._templated = False
@@ -266,6 +274,18 @@ class LibreOffice:
             self._templated = True
         return replace(runner, template=self._template)
 
+    async def _pooled(self) -> _process.Office | None:
+        """Return an office the pool started ahead for the next job, or None."""
+        return await self._pool.take()
+
+    def pool_status(self) -> PoolStatus:
+        """Return the pool's size, how many offices are ready, and their resident memory."""
+        return self._pool.status()
+
+    async def close(self) -> None:
+        """Kill the offices the pool started ahead; jobs still start their own after this."""
+        await self._pool.close()
+
     async def _bytes(self, source: Source) -> bytes:
         """Return the file's bytes, or refuse a file over the size limit."""
         if not isinstance(source, bytes):
@@ -315,6 +335,7 @@ class LibreOffice:
             await self._runner(),
             "apply",
             content,
+            office=await self._pooled(),
             deadline=deadline,
             commands=commands,
             author=who,
@@ -344,7 +365,12 @@ class LibreOffice:
         """
         content, digest = await self._screen(source, screened)
         reply = await _process.run(
-            await self._runner(), "inspect", content, deadline=deadline, author=self.author
+            await self._runner(),
+            "inspect",
+            content,
+            deadline=deadline,
+            author=self.author,
+            office=await self._pooled(),
         )
         return self._inspection(reply.result, digest, await self.about())
 
@@ -428,6 +454,7 @@ class LibreOffice:
                 runner,
                 "pdf",
                 content,
+                office=await self._pooled(),
                 deadline=self.export_deadline,
                 author=self.author,
                 output="out.pdf",

@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import IO, Final, Literal
 
 from pydantic import JsonValue
 
@@ -88,8 +88,13 @@ async def run(
     commands: Sequence[AppCommand] = (),
     author: str = "",
     output: str | None = None,
+    office: "Office | None" = None,
 ) -> Reply:
     """Run one job; return the driver's result, and the file named ``output`` it wrote.
+
+    The job runs on ``office`` if given (one a pool started ahead, waiting for its job), else on
+    one started now; either way that office sees this one document and is then killed with its
+    group.
 
     Raises:
         AppRefused: If the driver refuses (the file can't be opened, a command can't be done).
@@ -97,42 +102,49 @@ async def run(
         AppCrashed: If the driver or the office dies, or answers something unreadable.
         AppTooLarge: If the reply or the written file is over the limit.
     """
-    pipe = f"artifactr-{uuid.uuid4().hex}"
     job: dict[str, JsonValue] = {
         "op": op,
-        "soffice": runner.soffice,
-        "pipe": pipe,
         "author": author,
         "source": SOURCE,
         "commands": [{"command": c.command, "params": dict(c.params)} for c in commands],
     }
-    directory = Path(tempfile.mkdtemp(prefix="libreoffice-"))
+    if office is None:
+        office = await start(runner)
     try:
-        await asyncio.to_thread(_prepare, directory, source, job, runner.template)
+        await asyncio.to_thread((office.directory / SOURCE).write_bytes, source)
         try:
             async with asyncio.timeout(deadline):
-                result = await _drive(runner, directory)
+                result = await _answer(office, job)
         except TimeoutError:
             raise AppTimeout(
                 f"libreoffice took longer than its deadline of {deadline:g} s and was stopped"
             ) from None
-        written = None if output is None else _read_back(directory / output, runner.max_file)
+        written = None if output is None else _read_back(office.directory / output, runner.max_file)
         return Reply(result, written)
     finally:
-        _forget_pipes(pipe, directory)
-        await asyncio.to_thread(shutil.rmtree, directory, True)
+        await end(office)
 
 
-def _prepare(
-    directory: Path, source: bytes, job: Mapping[str, JsonValue], template: Path | None
-) -> None:
-    if template is not None:
-        shutil.copytree(template, directory / "profile", symlinks=True)
-    (directory / SOURCE).write_bytes(source)
-    (directory / "job.json").write_text(json.dumps(job))
+@dataclass
+class Office:
+    """A started job: its directory, its pipe, and the driver's process, waiting for its job."""
+
+    directory: Path
+    pipe: str
+    process: asyncio.subprocess.Process
+    log: IO[bytes]
 
 
-async def _drive(runner: Runner, directory: Path) -> dict[str, JsonValue]:
+async def start(runner: Runner) -> Office:
+    """Start a job's driver and office in a fresh directory; the job itself comes later.
+
+    Raises:
+        AppCrashed: If the driver can't start.
+    """
+    pipe = f"artifactr-{uuid.uuid4().hex}"
+    directory = Path(tempfile.mkdtemp(prefix="libreoffice-"))
+    office = {"soffice": runner.soffice, "pipe": pipe}
+    await asyncio.to_thread(_prepare, directory, office, runner.template)
     argv = [*runner.prefix, runner.python, str(DRIVER), str(directory)]
     if runner.bwrap is not None:
         programs = (runner.python, runner.soffice)
@@ -148,30 +160,51 @@ async def _drive(runner: Runner, directory: Path) -> dict[str, JsonValue]:
         "LANG": "C.UTF-8",
         "SAL_USE_VCLPLUGIN": "svp",
     }
-    with (directory / "driver.log").open("wb") as log:
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                cwd=directory,
-                env=env,
-                start_new_session=True,
-                limit=runner.max_file,
-            )
-        except OSError as error:
-            raise AppCrashed(f"libreoffice's driver could not start: {error}") from error
-        try:
-            return await _answer(process, directory)
-        finally:
-            _kill_group(process.pid)
-            await process.wait()
+    log = (directory / "driver.log").open("wb")
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            cwd=directory,
+            env=env,
+            start_new_session=True,
+            limit=runner.max_file,
+        )
+    except OSError as error:
+        log.close()
+        _forget_pipes(pipe, directory)
+        await asyncio.to_thread(shutil.rmtree, directory, True)
+        raise AppCrashed(f"libreoffice's driver could not start: {error}") from error
+    return Office(directory, pipe, process, log)
 
 
-async def _answer(process: asyncio.subprocess.Process, directory: Path) -> dict[str, JsonValue]:
-    stdout = process.stdout
+async def end(office: Office) -> None:
+    """Kill a job's whole process group and wipe its directory, whatever happened."""
+    try:
+        _kill_group(office.process.pid)
+        await office.process.wait()
+    finally:
+        office.log.close()
+        _forget_pipes(office.pipe, office.directory)
+        await asyncio.to_thread(shutil.rmtree, office.directory, True)
+
+
+def _prepare(directory: Path, office: Mapping[str, JsonValue], template: Path | None) -> None:
+    if template is not None:
+        shutil.copytree(template, directory / "profile", symlinks=True)
+    (directory / "job.json").write_text(json.dumps(office))
+
+
+async def _answer(office: Office, job: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    process, directory = office.process, office.directory
+    stdin, stdout = process.stdin, process.stdout
+    assert stdin is not None
     assert stdout is not None
+    with suppress(ConnectionError):  # a driver that died already answers nothing, below
+        stdin.write(json.dumps(job).encode() + b"\n")
+        await stdin.drain()
     try:
         line = await stdout.readline()
     except ValueError:

@@ -6,7 +6,6 @@ Shared by every job of the driver; imports only the standard library and ``uno``
 import os
 import subprocess
 import time
-from xml.sax.saxutils import escape
 
 import uno
 
@@ -62,13 +61,9 @@ HARDENED = (
 """The hardened profile, one setting a row: where, what, its value, and why."""
 
 
-def settings_of(author):
-    """Return a fresh profile's settings: the author, then every hardened setting."""
-    items = [
-        ("UserProfile/Data", "givenname", escape(author)),
-        ("UserProfile/Data", "sn", ""),
-        *((path, name, value) for path, name, value, _reason in HARDENED),
-    ]
+def settings_of():
+    """Return a fresh profile's settings: every hardened setting."""
+    items = [(path, name, value) for path, name, value, _reason in HARDENED]
     body = "".join(
         f'<item oor:path="/org.openoffice.{path}"><prop oor:name="{name}" oor:op="fuse">'
         f"<value>{value}</value></prop></item>\n"
@@ -159,7 +154,7 @@ def start(job, directory):
     profile = os.path.join(directory, "profile")
     os.makedirs(os.path.join(profile, "user"), exist_ok=True)
     registry = os.path.join(profile, "user", "registrymodifications.xcu")
-    ours = settings_of(job["author"])
+    ours = settings_of()
     if os.path.exists(registry):
         # A template the office initialised: its own settings stay, ours are added after them.
         with open(registry) as settings:
@@ -187,6 +182,20 @@ def start(job, directory):
     manager = context.ServiceManager
     desktop = manager.createInstanceWithContext("com.sun.star.frame.Desktop", context)
     return context, desktop
+
+
+def author(context, name):
+    """Make a name the office's user, who tracked changes and comments are by."""
+    provider = context.ServiceManager.createInstanceWithContext(
+        "com.sun.star.configuration.ConfigurationProvider", context
+    )
+    access = provider.createInstanceWithArguments(
+        "com.sun.star.configuration.ConfigurationUpdateAccess",
+        (prop("nodepath", "/org.openoffice.UserProfile/Data"),),
+    )
+    access.setPropertyValue("givenname", name)
+    access.setPropertyValue("sn", "")
+    access.commitChanges()
 
 
 def load(desktop, path):

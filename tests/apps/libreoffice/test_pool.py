@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from artifactr.files.apps.libreoffice import LibreOffice
+from artifactr.files.core.errors import AppCrashed
 from tests.apps.libreoffice.test_catalog import NOWHERE, script
 from tests.documents import build_docx
 
@@ -69,7 +70,8 @@ async def test_the_pool_stops_at_its_memory_cap_and_skips_an_office_that_died(
     waiting = script(tmp_path, "sleep 30", "waiting")
     capped = LibreOffice(python=waiting, pool=2, pool_memory=1, sandbox=False)
     try:
-        capped._pool.fill()
+        capped.fill_pool()
+        capped.fill_pool()  # one filler at a time: the second call finds it running
         await until(lambda: capped.pool_status().ready == 1)
         await asyncio.sleep(0.2)
         assert capped.pool_status().ready == 1  # one office's memory is over the cap
@@ -77,12 +79,12 @@ async def test_the_pool_stops_at_its_memory_cap_and_skips_an_office_that_died(
         await capped.close()
     dying = LibreOffice(python=script(tmp_path, "exit 0", "dying"), pool=1, sandbox=False)
     try:
-        dying._pool.fill()
+        dying.fill_pool()
         await until(lambda: dying.pool_status().ready == 1)
         (pid,) = dying.pool_status().pids
         await until(lambda: not alive(pid))
-        await asyncio.sleep(0.2)
-        assert await dying._pool.take() is None
+        with pytest.raises(AppCrashed, match=r"stopped \(exit status 0\)"):
+            await dying.inspect(build_docx(("Never read.",)))  # a fresh office, which dies too
     finally:
         await dying.close()
 
@@ -92,7 +94,12 @@ async def test_the_pool_says_why_it_cannot_start_an_office(
 ) -> None:
     broken = LibreOffice(python=NOWHERE, pool=1, sandbox=False, isolate_network=False)
     with caplog.at_level(logging.WARNING, "artifactr.files.apps.libreoffice"):
-        broken._pool.fill()
+        broken.fill_pool()
         await until(lambda: "could not start" in caplog.text)
     assert broken.pool_status().ready == 0
     await broken.close()
+    unpooled = LibreOffice()
+    unpooled.fill_pool()  # no pool: nothing starts
+    await unpooled.close()
+    status = unpooled.pool_status()
+    assert (status.size, status.ready, status.idle_memory, status.pids) == (0, 0, 0, ())

@@ -278,13 +278,23 @@ class LibreOffice:
         """Return an office the pool started ahead for the next job, or None."""
         return await self._pool.take()
 
+    def fill_pool(self) -> None:
+        """Start the pool's offices now, in the background (else they start on first use)."""
+        self._pool.fill()
+
     def pool_status(self) -> PoolStatus:
         """Return the pool's size, how many offices are ready, and their resident memory."""
         return self._pool.status()
 
     async def close(self) -> None:
-        """Kill the offices the pool started ahead; jobs still start their own after this."""
+        """Kill the offices the pool started ahead and remove the template profile.
+
+        The adapter still works after this: a job starts its own office, on a new template.
+        """
         await self._pool.close()
+        if self._template is not None:
+            await asyncio.to_thread(shutil.rmtree, self._template.parent, True)
+        self._template, self._templated = None, False
 
     async def _bytes(self, source: Source) -> bytes:
         """Return the file's bytes, or refuse a file over the size limit."""

@@ -77,7 +77,7 @@ def check_wheel(wheel: Path) -> None:
     needs = [
         "migrations/env.py",
         "py.typed",
-        "apps/libreoffice/driver.py",
+        "apps/libreoffice/driver/__main__.py",
         "fastapi/templates/file.html",
         "fastapi/static/portal.css",
     ]

@@ -1,20 +1,18 @@
 """LibreOffice jobs: one fresh office process per call, killed with its group at the end (ADR-0008).
 
 A job writes the file and a ``job.json`` into a fresh temporary directory and runs the driver
-(``driver.py``) under the system Python, which has Debian's ``python3-uno``: this process never
+(``driver/``) under the system Python, which has Debian's ``python3-uno``: this process never
 imports ``uno``. The driver starts ``soffice --headless`` on a fresh profile inside that
 directory, talks to it over a named pipe, and writes one JSON line. The job starts in a session
-(so a process group) of its own, and, where the platform allows, in a network namespace of its
-own (``unshare --net``), so a document that names a URL (a linked picture, an ``INCLUDEPICTURE``
-field, a remote template) reaches nothing. Whatever happens, as soon as the line is read or the
-deadline passes, the whole group is killed with SIGKILL (:func:`stop`), and the job waits until
-every process of the group is gone before it wipes the directory and returns: a killed office
-takes a while to tear down on a busy machine, and one still there would hold its memory and its
-directory after the answer. Nothing escapes the group: ``unshare`` and the worker's launcher
-replace themselves with the driver, and ``oosplash`` and ``soffice.bin`` start no session of
-their own. A process that outlives :data:`GRACE` seconds of SIGKILL is a crash, never an answer.
-Each failure is typed: ``refused`` with the driver's reason, ``crashed``, ``timeout`` and
-``too_large``.
+(so a process group) of its own, sealed under bubblewrap where the runner says so
+(``_sandbox.py``), else, where the platform allows, in a network namespace of its own (``unshare
+--net``), so a document that names a URL or a local file reaches nothing. Whatever happens, as
+soon as the line is read or the deadline passes, the whole group is killed with SIGKILL
+(:func:`stop`), and the job waits until every process of it is gone (the group's, and any
+that names the job's directory, as a sandbox's own session does) before it wipes the directory:
+one still there would hold its memory and its directory after the answer. A process that
+outlives :data:`GRACE` seconds of SIGKILL is a crash, never an answer. Each failure is typed:
+``refused`` with the driver's reason, ``crashed``, ``timeout`` and ``too_large``.
 """
 
 import asyncio
@@ -30,21 +28,22 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import IO, Final, Literal
 
 from pydantic import JsonValue
 
+from artifactr.files.apps.libreoffice import _sandbox
 from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 
-DRIVER: Final = Path(__file__).with_name("driver.py")
-"""The driver, shipped in the package and run by the system Python."""
+DRIVER: Final = Path(__file__).with_name("driver")
+"""The driver: a directory with a ``__main__.py`` in the package, run by the system Python."""
 
 SOURCE: Final = "in.docx"
 """The file's name in the job's directory."""
 
-STDERR_TAIL: Final = 2_000
-"""Characters of the driver's and the office's log kept, from the end, to explain a crash."""
+TEMPLATE_PREFIX: Final = "libreoffice-template-"
+"""The name a template profile's directory starts with, beside the jobs'."""
 
 GRACE: Final = 10.0
 """Seconds a killed job's processes may take to be gone: an office's teardown, on a busy machine."""
@@ -57,6 +56,9 @@ POLL_MAX: Final = 0.1
 
 PROC: Final = Path("/proc")
 """Where the kernel lists processes, to tell a live process from a zombie."""
+
+STDERR_TAIL: Final = 2_000
+"""Characters of the driver's and the office's log kept, from the end, to explain a crash."""
 
 Op = Literal["inspect", "apply", "pdf"]
 """What a job does: read a file, run a batch on it, or export it as PDF."""
@@ -71,11 +73,15 @@ class Runner:
     python: str
     """The Python that has ``uno``."""
     isolate: bool
-    """Whether jobs run in a network namespace of their own."""
+    """Whether jobs run in a network namespace of their own (where not sandboxed)."""
     max_file: int
     """The most bytes a file (in or out) and the driver's reply may have."""
     prefix: tuple[str, ...] = ()
     """A command the driver runs under (a launcher that sets resource limits), if any."""
+    bwrap: str | None = None
+    """Bubblewrap, if jobs run sealed in its sandbox (``_sandbox.py``)."""
+    template: Path | None = None
+    """A profile the office has initialised once, copied into each job (:func:`template`)."""
     grace: float = GRACE
     """Seconds the job's processes may take to be gone once killed."""
 
@@ -99,49 +105,70 @@ async def run(
     commands: Sequence[AppCommand] = (),
     author: str = "",
     output: str | None = None,
+    office: "Office | None" = None,
 ) -> Reply:
     """Run one job; return the driver's result, and the file named ``output`` it wrote.
+
+    The job runs on ``office`` if given (one a pool started ahead, waiting for its job), else on
+    one started now; either way that office sees this one document and is then killed with its
+    group.
 
     Raises:
         AppRefused: If the driver refuses (the file can't be opened, a command can't be done).
         AppTimeout: If the deadline passes; the process group is killed at once.
-        AppCrashed: If the driver or the office dies, or answers something unreadable, or a
-            process of the job is still alive ``runner.grace`` seconds after it was killed.
+        AppCrashed: If the driver or the office dies, or answers something unreadable.
         AppTooLarge: If the reply or the written file is over the limit.
     """
-    pipe = f"artifactr-{uuid.uuid4().hex}"
     job: dict[str, JsonValue] = {
         "op": op,
-        "soffice": runner.soffice,
-        "pipe": pipe,
         "author": author,
         "source": SOURCE,
         "commands": [{"command": c.command, "params": dict(c.params)} for c in commands],
     }
-    directory = Path(tempfile.mkdtemp(prefix="libreoffice-"))
+    if office is None:
+        office = await start(runner)
     try:
-        await asyncio.to_thread(_prepare, directory, source, job)
+        await asyncio.to_thread((office.directory / SOURCE).write_bytes, source)
         try:
-            result = await _drive(runner, directory, deadline)
+            async with asyncio.timeout(deadline):
+                result = await _answer(office, job)
         except TimeoutError:
             raise AppTimeout(
                 f"libreoffice took longer than its deadline of {deadline:g} s and was stopped"
             ) from None
-        written = None if output is None else _read_back(directory / output, runner.max_file)
+        written = None if output is None else _read_back(office.directory / output, runner.max_file)
         return Reply(result, written)
     finally:
-        _forget_pipes(pipe, directory)
-        await asyncio.to_thread(shutil.rmtree, directory, True)
+        await end(office)
 
 
-def _prepare(directory: Path, source: bytes, job: Mapping[str, JsonValue]) -> None:
-    (directory / SOURCE).write_bytes(source)
-    (directory / "job.json").write_text(json.dumps(job))
+@dataclass
+class Office:
+    """A started job: its directory, its pipe, and the driver's process, waiting for its job."""
+
+    directory: Path
+    pipe: str
+    process: asyncio.subprocess.Process
+    log: IO[bytes]
+    grace: float = GRACE
 
 
-async def _drive(runner: Runner, directory: Path, deadline: float) -> dict[str, JsonValue]:
+async def start(runner: Runner) -> Office:
+    """Start a job's driver and office in a fresh directory; the job itself comes later.
+
+    Raises:
+        AppCrashed: If the driver can't start.
+    """
+    pipe = f"artifactr-{uuid.uuid4().hex}"
+    directory = Path(tempfile.mkdtemp(prefix="libreoffice-"))
+    office = {"soffice": runner.soffice, "pipe": pipe}
+    await asyncio.to_thread(_prepare, directory, office, runner.template)
     argv = [*runner.prefix, runner.python, str(DRIVER), str(directory)]
-    if runner.isolate:
+    if runner.bwrap is not None:
+        programs = (runner.python, runner.soffice)
+        sealed = _sandbox.argv(runner.bwrap, directory, DRIVER, programs)
+        argv = [*runner.prefix, *sealed, runner.python, str(DRIVER), str(directory)]
+    elif runner.isolate:
         argv = ["unshare", "--net", "--", *argv]
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -151,31 +178,54 @@ async def _drive(runner: Runner, directory: Path, deadline: float) -> dict[str, 
         "LANG": "C.UTF-8",
         "SAL_USE_VCLPLUGIN": "svp",
     }
-    with (directory / "driver.log").open("wb") as log:
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                cwd=directory,
-                env=env,
-                start_new_session=True,
-                limit=runner.max_file,
-            )
-        except OSError as error:
-            raise AppCrashed(f"libreoffice's driver could not start: {error}") from error
-        try:
-            async with asyncio.timeout(deadline):
-                return await _answer(process, directory)
-        finally:
-            # Past the deadline's scope: its expiry never cuts short the wait for the group.
-            await stop(process, runner.grace, "libreoffice")
+    log = (directory / "driver.log").open("wb")
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            cwd=directory,
+            env=env,
+            start_new_session=True,
+            limit=runner.max_file,
+        )
+    except OSError as error:
+        log.close()
+        _forget_pipes(pipe, directory)
+        await asyncio.to_thread(shutil.rmtree, directory, True)
+        raise AppCrashed(f"libreoffice's driver could not start: {error}") from error
+    return Office(directory, pipe, process, log, runner.grace)
 
 
-async def _answer(process: asyncio.subprocess.Process, directory: Path) -> dict[str, JsonValue]:
-    stdout = process.stdout
+async def end(office: Office) -> None:
+    """Kill a job's processes, wait until every one is gone, then wipe its directory.
+
+    Raises:
+        AppCrashed: If a process of the job is still alive ``office.grace`` seconds after the kill.
+    """
+    try:
+        await stop(office.process, office.grace, "libreoffice", str(office.directory))
+    finally:
+        office.log.close()
+        _forget_pipes(office.pipe, office.directory)
+        await asyncio.to_thread(shutil.rmtree, office.directory, True)
+
+
+def _prepare(directory: Path, office: Mapping[str, JsonValue], template: Path | None) -> None:
+    if template is not None:
+        shutil.copytree(template, directory / "profile", symlinks=True)
+    (directory / "job.json").write_text(json.dumps(office))
+
+
+async def _answer(office: Office, job: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    process, directory = office.process, office.directory
+    stdin, stdout = process.stdin, process.stdout
+    assert stdin is not None
     assert stdout is not None
+    with suppress(ConnectionError):  # a driver that died already answers nothing, below
+        stdin.write(json.dumps(job).encode() + b"\n")
+        await stdin.drain()
     try:
         line = await stdout.readline()
     except ValueError:
@@ -206,29 +256,33 @@ def _tail(directory: Path) -> str:
     return said.strip() or "nothing in its logs"
 
 
-async def stop(process: asyncio.subprocess.Process, grace: float, what: str) -> None:
-    """Kill the process's whole group; return once every process of the group is gone.
+async def stop(
+    process: asyncio.subprocess.Process, grace: float, what: str, marker: str | None = None
+) -> None:
+    """Kill the process's whole group; return once every process of it is gone.
 
     The process leads a session of its own, so its pid is its group's id. Killing the group
     only starts its end: each process is gone when the kernel has torn it down (a zombie is
     gone: it holds no memory and no directory). Until then the group is killed again, and
-    looked at again after a wait that doubles, from :data:`POLL` up to :data:`POLL_MAX`.
+    looked at again after a wait that doubles, from :data:`POLL` up to :data:`POLL_MAX`. A
+    process whose command line names ``marker`` (the job's directory) is the job's too, though a
+    sandbox gave it a session of its own: it is killed and waited for alike.
 
     Raises:
         AppCrashed: If a process of the group is still alive ``grace`` seconds after the kill.
     """
-    _kill_group(process.pid)
+    _kill(process.pid, [])
     pause = POLL
     try:
         async with asyncio.timeout(grace):
             # The leader's end includes its pipes' closing, which a survivor may hold open.
             await process.wait()
-            while _alive(process.pid):
-                _kill_group(process.pid)
+            while alive := _alive(process.pid, marker):
+                _kill(process.pid, alive)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, POLL_MAX)
     except TimeoutError:
-        alive = _alive(process.pid)
+        alive = _alive(process.pid, marker)
         raise AppCrashed(
             f"{what} was killed, but its processes {alive} were still alive {grace:g} s later"
         ) from None
@@ -240,19 +294,15 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _alive(pgid: int) -> list[int]:
-    """Return the pids of the group's processes that are alive: not yet a zombie, or gone."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return []
-    # The group has processes; a killed office's children whose parent is gone may be zombies
-    # for as long as nobody reaps them (a worker that is pid 1 never does).
+def _alive(pgid: int, marker: str | None = None) -> list[int]:
+    """Return the pids of the job's live processes: the group's, or naming ``marker``."""
+    # A killed office's children whose parent is gone may be zombies for as long as nobody
+    # reaps them (a worker that is pid 1 never does): a zombie is gone.
     alive: list[int] = []
     for entry in PROC.iterdir():
         if entry.name.isdigit():
             state, _, group = _stat(entry)[:3]
-            if group == str(pgid) and state != "Z":
+            if state not in {"", "Z"} and (group == str(pgid) or _names(entry, marker)):
                 alive.append(int(entry.name))
     return alive
 
@@ -265,6 +315,25 @@ def _stat(entry: Path) -> list[str]:
         return ["", "", ""]
     # The command's name, in brackets, may hold anything: the fields follow its last bracket.
     return said.rsplit(")", 1)[1].split()
+
+
+def _names(entry: Path, marker: str | None) -> bool:
+    """Return whether a process's command line names ``marker``."""
+    if marker is None:
+        return False
+    try:
+        return marker.encode() in (entry / "cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def _kill(pgid: int, pids: list[int]) -> None:
+    """Kill the group again, and each of the job's processes outside it."""
+    _kill_group(pgid)
+    for pid in pids:
+        with suppress(ProcessLookupError, PermissionError):
+            if os.getpgid(pid) != pgid:
+                os.kill(pid, signal.SIGKILL)
 
 
 def _read_back(path: Path, limit: int) -> bytes:
@@ -287,3 +356,49 @@ def _forget_pipes(pipe: str, directory: Path) -> None:
     for name in (pipe, f"SingleOfficeIPC_{single}"):
         with suppress(OSError):
             Path(f"/tmp/OSL_PIPE_{os.getuid()}_{name}").unlink()
+
+
+async def template(runner: Runner, deadline: float) -> Path | None:
+    """Return a profile the office has initialised (its first start done), or None if it can't.
+
+    The office starts on it once, headless, with no document, and stops
+    (``--terminate_after_init``), sealed as a job is. Each job copies it, so no job pays the
+    office's first start.
+    """
+    directory = Path(tempfile.mkdtemp(prefix=TEMPLATE_PREFIX))
+    profile = directory / "profile"
+    argv = [
+        runner.soffice,
+        "--headless",
+        "--invisible",
+        "--nologo",
+        "--norestore",
+        "--nodefault",
+        f"-env:UserInstallation={profile.as_uri()}",
+        "--terminate_after_init",
+    ]
+    if runner.bwrap is not None:
+        argv = [*_sandbox.argv(runner.bwrap, directory, DRIVER, (runner.soffice,)), *argv]
+    status = None
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(directory)},
+            start_new_session=True,
+        )
+    except OSError:
+        process = None
+    if process is not None:
+        try:
+            async with asyncio.timeout(deadline):
+                status = await process.wait()
+        except TimeoutError:
+            _kill_group(process.pid)
+            await process.wait()
+    if status != 0 or not (profile / "user").is_dir():
+        await asyncio.to_thread(shutil.rmtree, directory, True)
+        return None
+    return profile

@@ -1,0 +1,135 @@
+"""Reading a Writer document: the inspect job, and what the apply job reads over UNO.
+
+``inspect`` returns ``{"outline", "text", "review", "pages"}`` from the office's own ODF export
+(``odf_read.py``); the other functions read paragraphs over UNO, for the apply job to find what
+a command names, with the same rules for what a paragraph shows.
+"""
+
+import os
+import re
+
+import odf_read
+from desktop import each, load, source, store
+
+HEADING = re.compile(r"^(?:heading ?([1-9])|title)$", re.I)
+"""A paragraph style in the outline, with its level (a title is level 1)."""
+
+
+def is_table(element):
+    """Return whether a text element is a table."""
+    return element.supportsService("com.sun.star.text.TextTable")
+
+
+def visible(paragraph, comments=None):
+    """Return a paragraph's text as the page shows it, without tracked deletions.
+
+    Its runs, its fields' results and its content controls' text, in reading order; its comments
+    are collected.
+    """
+    out = []
+    shown(paragraph, out, comments, [False])
+    return "".join(out).replace("\r", "")
+
+
+def shown(container, out, comments, deleting):
+    """Append the text a paragraph or a content control shows; ``deleting`` is shared state."""
+    for portion in each(container):
+        kind = portion.TextPortionType
+        if kind == "Redline":
+            if portion.RedlineType == "Delete":
+                deleting[0] = portion.IsStart
+        elif kind == "Annotation":
+            if comments is not None:
+                comments.append(portion.TextField)
+        elif kind == "ContentControl":
+            shown(portion.ContentControl, out, comments, deleting)
+        elif kind in SHOWN and not deleting[0]:
+            out.append(portion.getString())
+
+
+SHOWN = {"Text", "TextField"}
+"""The portions whose string the page shows: runs and fields' results."""
+
+
+def level(paragraph):
+    """Return a paragraph's outline level (a title is 1), or 0 for body text."""
+    style = paragraph.ParaStyleName or ""
+    match = HEADING.match(style)
+    if match:
+        return int(match.group(1) or 1)
+    try:
+        return int(paragraph.OutlineLevel)
+    except Exception:
+        return 0
+
+
+def cells(table):
+    """Return a table's cells, row by row, as cell names give them."""
+    rows = []
+    key = None
+    for name in table.getCellNames():
+        match = re.match(r"^[A-Za-z]+(\d+)$", name)
+        row = match.group(1) if match else name
+        if row != key:
+            rows.append([])
+            key = row
+        rows[-1].append(table.getCellByName(name))
+    return rows
+
+
+def table_lines(table, comments):
+    """Return a table's lines, a row each as tab-separated cells; collect its comments."""
+    lines = []
+    for row in cells(table):
+        texts = []
+        for cell in row:
+            inner = []
+            walk(cell, inner, comments)
+            texts.append(" ".join(inner))
+        lines.append("\t".join(texts))
+    return lines
+
+
+def walk(text, lines, comments):
+    """Append a text's lines (tables' rows as tab-separated cells) and collect its comments."""
+    for element in each(text):
+        if is_table(element):
+            lines.extend(table_lines(element, comments))
+        else:
+            lines.append(visible(element, comments))
+
+
+def comments_of(document):
+    """Return the document's comments, in reading order."""
+    found = []
+    walk(document.getText(), [], found)
+    return found
+
+
+def changes_of(document):
+    """Return the document's tracked changes, in the engine's order."""
+    return each(document.getRedlines())
+
+
+def inspect(document, directory):
+    """Return what the document holds: outline, text, review items and pages.
+
+    The document is stored once as ODF in the job's directory and read in one pass
+    (``odf_read.py``); only its page count is asked of the office.
+    """
+    package = os.path.join(directory, "inspect.odt")
+    store(document, package, "writer8")
+    try:
+        return odf_read.read(package, pages(document))
+    finally:
+        os.remove(package)
+
+
+def pages(document):
+    """Return how many pages the document lays out on."""
+    return int(document.getCurrentController().getPropertyValue("PageCount"))
+
+
+def run(job, directory, _context, desktop):
+    """The inspect job: read the file."""
+    return inspect(load(desktop, source(job, directory)), directory)

@@ -13,7 +13,6 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 from artifactr.workspace import Workspace
-from fastapi import APIRouter, Path, Query, Request, Response
 from pydantic import BaseModel, ConfigDict
 
 from artifactr.files.fastapi.http_answers import (
@@ -36,6 +35,7 @@ from artifactr.files.native.diff import (
     proposal_diff,
     revision_diff,
 )
+from fastapi import APIRouter, Path, Query, Request, Response
 
 ProposalPath = Annotated[str, Path(min_length=1, max_length=255, pattern=ID_PATTERN)]
 """A proposal's id in a path (``prop_<hex>``)."""

@@ -20,9 +20,9 @@ from typing import Annotated, Any, Final
 from artifactr.core import Rejection
 from artifactr.fastapi import STATUS_CODES
 from artifactr.fastapi.router import REFUSALS
-from fastapi import HTTPException, Path, Query, Request, Response
 
 from artifactr.files.core.errors import AppFailure, FailureKind, FileTooLarge
+from fastapi import HTTPException, Path, Query, Request, Response
 
 MAX_INT: Final = 2**31 - 1
 """The largest version or page a path may name: what a database's integer holds."""

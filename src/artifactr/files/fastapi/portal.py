@@ -43,7 +43,6 @@ from artifactr.core import (
 )
 from artifactr.fastapi import STATUS_CODES, ResolveActor, Unauthorized
 from artifactr.workspace import Access, Workspace, Workspaces
-from fastapi import APIRouter, Path, Query, Request
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 from pydantic import BaseModel, ConfigDict
 
@@ -54,6 +53,7 @@ from artifactr.files.fastapi.bodies import FormRefused, read_body
 from artifactr.files.fastapi.router import SUMMARY
 from artifactr.files.native import CheckedIn, NativeFiles
 from artifactr.files.native.diff import DiffLimits, FileDiff, proposal_diff, revision_diff
+from fastapi import APIRouter, Path, Query, Request
 
 PERSON_COOKIE: Final = "artifactr_person"
 """The cookie that keeps the chosen person's id."""

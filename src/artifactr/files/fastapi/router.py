@@ -27,7 +27,6 @@ from urllib.parse import quote
 from artifactr.core import Actor, Applied, NotFound, Proposed
 from artifactr.fastapi import ResolveActor, Unauthorized
 from artifactr.workspace import Workspace, Workspaces
-from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from pydantic import BaseModel, ConfigDict
 
@@ -52,6 +51,7 @@ from artifactr.files.fastapi.http_answers import (
     refusals,
 )
 from artifactr.files.native import CheckedIn, NativeFiles
+from fastapi import APIRouter, Depends, HTTPException, Path, Query, Request, Response
 
 SUMMARY: Final = 1_000
 """The most characters of a check-in's summary."""

@@ -17,7 +17,9 @@ from starlette.requests import HTTPConnection
 from artifactr.files import DOCX, App, WordDocument
 from artifactr.files.apps.fake import FakeApp
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
+from artifactr.files.fastapi.capability import Capabilities
 from artifactr.files.fastapi.router import files_router
+from artifactr.files.fastapi.webdav import file_link, webdav_router
 from artifactr.files.native import NativeFiles
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
@@ -152,3 +154,67 @@ async def make_api(engine: AsyncEngine) -> AsyncIterator[MakeApi]:
 @pytest.fixture
 async def api(make_api: MakeApi) -> Api:
     return await make_api()
+
+
+# ─── WebDAV ───────────────────────────────────────────────────────────────────
+
+SECRET = "a test secret of at least thirty-two bytes"
+"""The capability links' signing secret in tests."""
+
+
+@dataclass
+class Dav:
+    """The WebDAV router beside the files router, on the same service, and its client."""
+
+    api: Api
+    client: httpx2.AsyncClient
+    links: Capabilities
+    app: FastAPI
+
+    def url(self, name: str = "", workspace: str = WORKSPACE) -> str:
+        return f"/dav/workspaces/{workspace}/{name}"
+
+    async def link(self, artifact_id: str, name: str = "contract.docx", who: str = "alice") -> str:
+        ws = await self.api.workspaces.open(TENANT, WORKSPACE, actor=UserActor(id=who, name=who))
+        return file_link("", self.links, ws, artifact_id, name)
+
+
+def build_dav_app(api: Api, links: Capabilities) -> FastAPI:
+    """Return an app that mounts the files router and the WebDAV router on one service."""
+    app = build_app(api.files, api.workspaces)
+    app.include_router(
+        webdav_router(
+            api.files,
+            api.workspaces,
+            resolve_actor=resolve_actor,
+            capabilities=links,
+            clock=api.clock,
+        )
+    )
+    return app
+
+
+MakeDav = Callable[..., Awaitable[Dav]]
+"""Builds a :class:`Dav` on the test's database; keyword arguments go to NativeFiles."""
+
+
+@pytest.fixture
+async def make_dav(make_api: MakeApi) -> AsyncIterator[MakeDav]:
+    async with AsyncExitStack() as stack:
+
+        async def make(**options: Any) -> Dav:
+            api = await make_api(**options)
+            links = Capabilities(SECRET, clock=api.clock)
+            app = build_dav_app(api, links)
+            transport = httpx2.ASGITransport(app=app)
+            client = await stack.enter_async_context(
+                httpx2.AsyncClient(transport=transport, base_url="http://files.test")
+            )
+            return Dav(api, client, links, app)
+
+        yield make
+
+
+@pytest.fixture
+async def dav(make_dav: MakeDav) -> Dav:
+    return await make_dav()

@@ -516,8 +516,6 @@ def webdav_router(
         headers = {
             "ETag": etag,
             "Last-Modified": format_datetime(modified, usegmt=True),
-            "Cache-Control": "private, no-cache",
-            "Accept-Ranges": "none",
         }
         if not _if_match(request, etag):
             raise DavAnswer(412, "the file is not at the version If-Match names", headers=headers)

@@ -1,0 +1,121 @@
+"""LibreOffice as a WebDAV client: open a served URL, change a paragraph, store, close.
+
+Run by the system Python with Debian's python3-uno (``/usr/bin/python3 libreoffice_dav.py
+<dir> <url> <text>``), never imported by the tests' interpreter. It starts ``soffice
+--headless`` on a fresh profile in ``<dir>`` (WebDAV locking on, as it is by default), loads the
+URL through LibreOffice's own WebDAV component (which sends OPTIONS, PROPFIND, LOCK, GET), and
+then talks over stdin and stdout one line at a time, so the test can act while the document is
+open::
+
+    -> loaded                <- edit       (append a paragraph of <text>, then store: PUT)
+    -> stored                <- close      (close the document: UNLOCK)
+    -> closed
+
+A failure is one line, ``error: <message>``. The office is killed on the way out.
+"""
+
+import os
+import subprocess
+import sys
+import time
+
+import uno
+
+PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
+<oor:items xmlns:oor="http://openoffice.org/2001/registry"
+ xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
+<item oor:path="/org.openoffice.UserProfile/Data"><prop oor:name="givenname" oor:op="fuse">
+<value>Eddie</value></prop></item>
+<item oor:path="/org.openoffice.Office.Common/Security/Scripting">
+<prop oor:name="DisableMacrosExecution" oor:op="fuse"><value>true</value></prop></item>
+</oor:items>
+"""
+
+
+def prop(name, value):
+    made = uno.createUnoStruct("com.sun.star.beans.PropertyValue")
+    made.Name = name
+    made.Value = value
+    return made
+
+
+def say(line):
+    sys.stdout.write(line + "\n")
+    sys.stdout.flush()
+
+
+def start(directory):
+    profile = os.path.join(directory, "profile")
+    os.makedirs(os.path.join(profile, "user"), exist_ok=True)
+    with open(os.path.join(profile, "user", "registrymodifications.xcu"), "w") as settings:
+        settings.write(PROFILE)
+    pipe = "dav" + str(os.getpid())
+    log = open(os.path.join(directory, "soffice.log"), "wb")
+    office = subprocess.Popen(
+        [
+            "soffice",
+            "--headless",
+            "--invisible",
+            "--nocrashreport",
+            "--nodefault",
+            "--nologo",
+            "--norestore",
+            "-env:UserInstallation=" + uno.systemPathToFileUrl(profile),
+            "--accept=pipe,name=" + pipe + ";urp;",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=log,
+        stderr=log,
+        start_new_session=True,
+    )
+    local = uno.getComponentContext()
+    resolver = local.ServiceManager.createInstanceWithContext(
+        "com.sun.star.bridge.UnoUrlResolver", local
+    )
+    while True:
+        try:
+            context = resolver.resolve("uno:pipe,name=" + pipe + ";urp;StarOffice.ComponentContext")
+            break
+        except Exception:
+            if office.poll() is not None:
+                raise RuntimeError("soffice exited with status %s" % office.returncode) from None
+            time.sleep(0.05)
+    desktop = context.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", context)
+    return office, desktop
+
+
+def main():
+    directory, url, text = sys.argv[1], sys.argv[2], sys.argv[3]
+    office = None
+    try:
+        office, desktop = start(directory)
+        document = desktop.loadComponentFromURL(
+            url, "_blank", 0, (prop("Hidden", True), prop("ReadOnly", False), prop("MacroExecutionMode", 0))
+        )
+        if document is None:
+            raise RuntimeError("LibreOffice opened nothing at " + url)
+        say("loaded read-only" if document.isReadonly() else "loaded")
+        for line in sys.stdin:
+            command = line.strip()
+            if command == "edit":
+                body = document.getText()
+                body.insertString(body.getEnd(), text, False)
+                document.store()
+                say("stored")
+            elif command == "close":
+                document.close(True)
+                say("closed")
+                return
+    except Exception as error:
+        say("error: " + (getattr(error, "Message", None) or repr(error)).replace("\n", " "))
+    finally:
+        if office is not None:
+            try:
+                os.killpg(office.pid, 9)
+            except OSError:
+                pass
+            office.wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -80,7 +80,9 @@ def start(directory):
             if office.poll() is not None:
                 raise RuntimeError("soffice exited with status %s" % office.returncode) from None
             time.sleep(0.05)
-    desktop = context.ServiceManager.createInstanceWithContext("com.sun.star.frame.Desktop", context)
+    desktop = context.ServiceManager.createInstanceWithContext(
+        "com.sun.star.frame.Desktop", context
+    )
     return office, desktop
 
 
@@ -90,7 +92,10 @@ def main():
     try:
         office, desktop = start(directory)
         document = desktop.loadComponentFromURL(
-            url, "_blank", 0, (prop("Hidden", True), prop("ReadOnly", False), prop("MacroExecutionMode", 0))
+            url,
+            "_blank",
+            0,
+            (prop("Hidden", True), prop("ReadOnly", False), prop("MacroExecutionMode", 0)),
         )
         if document is None:
             raise RuntimeError("LibreOffice opened nothing at " + url)

@@ -295,7 +295,7 @@ class _If:
     def _parse(self, header: str) -> None:
         tag: str | None = None
         current: list[tuple[bool, str, str]] | None = None
-        negate = False
+        negate = pending = False
         position = 0
         while position < len(header.rstrip()):
             found = _IF_PART.match(header, position)
@@ -304,7 +304,7 @@ class _If:
             position = found.end()
             url, etag, opened, closed, negation = found.groups()
             if opened:
-                current = []
+                current, pending = [], False
             elif closed and current is not None:
                 self.lists.append((tag, current))
                 current = None
@@ -314,11 +314,11 @@ class _If:
                 kind = "token" if url is not None else "etag"
                 current.append((negate, kind, url if url is not None else etag or ""))
                 negate = False
-            elif url is not None and current is None:
-                tag = url
+            elif url is not None and current is None and not pending:
+                tag, pending = url, True
             else:
                 raise DavAnswer(400, "the If header is not one RFC 4918 can read")
-        if current is not None:
+        if current is not None or pending:
             raise DavAnswer(400, "the If header leaves a list open")
 
     @property
@@ -442,6 +442,18 @@ def webdav_router(
         seconds = int((lease.expires_at - clock()).total_seconds())
         return ActiveLock(owner=owner, seconds=seconds, root=file.href, token=token)
 
+    async def resume(ws: Workspace, file: _File, tokens: set[str], ttl: timedelta) -> str | None:
+        # The session one of these tokens names, renewed: its lease taken again even if it
+        # lapsed meanwhile, so its base stays what it was (a stale save becomes a proposal).
+        records = await files.checkouts.open_on(scope_of(ws), file.artifact_id)
+        token = next((r.lock for r in records if r.lock is not None and r.lock in tokens), None)
+        if token is not None:
+            try:
+                await files.lock(ws, file.artifact_id, lock=token, ttl=ttl)
+            except ArtifactBusy as refusal:
+                raise await busy(ws, file, refusal) from None
+        return token
+
     async def locks_on(ws: Workspace, file: _File) -> tuple[ActiveLock, ...]:
         lease = await files.lease(ws, file.artifact_id)
         if lease is None:
@@ -538,27 +550,19 @@ def webdav_router(
         ttl = _timeout(request.headers.get("timeout"))
         conditions = _If(request.headers.get("if"))
         if root is None:
-            current = await files.current_lock(ws, file.artifact_id)
             if not conditions.tokens:
                 raise DavAnswer(400, "a LOCK refresh names its lock in an If header")
-            if current is None or current not in conditions.tokens:
+            if await resume(ws, file, conditions.tokens, ttl) is None:
                 raise DavAnswer(
                     412,
                     "the If header names no lock held on this file",
                     body=error("lock-token-matches-request-uri", "no such lock on this file"),
                 )
-            try:
-                await files.refresh(ws, file.artifact_id, lock=current, ttl=ttl)
-            except ArtifactBusy as refusal:
-                raise await busy(ws, file, refusal) from None
             return _lock_answer(await locks_on(ws, file), None)
         info = lockinfo_of(root)
         if not info.exclusive or not info.write:
-            raise DavAnswer(
-                412,
-                "only exclusive write locks are offered: a file has one editor at a time",
-                body=error("lock-scope-unsupported", "shared locks are refused"),
-            )
+            reason = "shared locks are refused: a file has one editor at a time"
+            raise DavAnswer(412, reason, body=error("lock-scope-unsupported", reason))
         token = f"opaquelocktoken:{uuid.uuid4()}"
         try:
             await files.lock(ws, file.artifact_id, lock=token, ttl=ttl)
@@ -587,14 +591,15 @@ def webdav_router(
             raise DavAnswer(403, "a new name is not created here: upload new files on the page")
         _, manifest = await files.manifest(ws, file.artifact_id)
         etag = f'"{manifest.content.sha256}"'
-        current = await files.current_lock(ws, file.artifact_id)
         conditions = _If(request.headers.get("if"))
+        current = await files.current_lock(ws, file.artifact_id)
+        if current is None and conditions.tokens:
+            current = await resume(ws, file, conditions.tokens, DEFAULT_TIMEOUT)
         if not conditions.holds(request.url.path, current, etag):
             raise DavAnswer(412, "the If header does not hold for this file")
         summary = "saved over WebDAV"
         if current is not None:
             if current not in conditions.tokens:
-                lease = await files.lease(ws, file.artifact_id)
                 raise DavAnswer(
                     423,
                     "the file is locked: send the lock's token in an If header",
@@ -602,12 +607,12 @@ def webdav_router(
                         "lock-token-submitted",
                         "the file is locked",
                         element("href", file.href),
-                        lockdiscovery(await locks_on(ws, file) if lease else ()),
+                        lockdiscovery(await locks_on(ws, file)),
                     ),
                 )
             try:
                 outcome = await files.save(
-                    ws, file.artifact_id, lock=current, data=request.stream(), summary=summary
+                    ws, file.artifact_id, request.stream(), lock=current, summary=summary
                 )
             except ArtifactBusy as refusal:
                 raise await busy(ws, file, refusal) from None
@@ -642,7 +647,7 @@ def webdav_router(
                     412, "the file moved on since the version If-Match names: nothing was stored"
                 )
             return await files.save(
-                ws, file.artifact_id, lock=token, data=request.stream(), summary=summary
+                ws, file.artifact_id, request.stream(), lock=token, summary=summary
             )
         finally:
             await files.unlock(ws, file.artifact_id, lock=token)

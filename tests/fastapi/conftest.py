@@ -1,5 +1,6 @@
 """Fixtures for the files router: an app over SQLite or PostgreSQL, FakeApp, a clock, a client."""
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -7,6 +8,7 @@ from typing import Any
 
 import httpx2
 import pytest
+import uvicorn
 from artifactr import AgentActor, UserActor, Workspaces
 from artifactr.core import Actor, Visibility
 from artifactr.fastapi import Unauthorized
@@ -218,3 +220,51 @@ async def make_dav(make_api: MakeApi) -> AsyncIterator[MakeDav]:
 @pytest.fixture
 async def dav(make_dav: MakeDav) -> Dav:
     return await make_dav()
+
+
+@dataclass
+class Served:
+    """The WebDAV app served on a real port, in the test's own event loop, and what it was asked."""
+
+    dav: Dav
+    base: str
+    """``http://127.0.0.1:<port>``."""
+    requests: list[tuple[str, str, int]]
+    """Each request's method, path and status, in order."""
+
+    def methods(self) -> list[str]:
+        return [method for method, _, _ in self.requests]
+
+
+@pytest.fixture
+async def served(dav: Dav) -> AsyncIterator[Served]:
+    requests: list[tuple[str, str, int]] = []
+
+    async def recorded(scope: Any, receive: Any, send: Any) -> None:
+        status: list[int] = [500]
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await dav.app(scope, receive, sending)
+        finally:
+            if scope["type"] == "http":
+                requests.append((scope["method"], scope["path"], status[0]))
+
+    config = uvicorn.Config(
+        recorded, host="127.0.0.1", port=0, log_config=None, access_log=False, lifespan="off"
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        assert not task.done(), "the WebDAV app did not start"
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield Served(dav, f"http://127.0.0.1:{port}", requests)
+    finally:
+        server.should_exit = True
+        await task

@@ -7,11 +7,13 @@ URL through LibreOffice's own WebDAV component (which sends OPTIONS, PROPFIND, L
 then talks over stdin and stdout one line at a time, so the test can act while the document is
 open::
 
-    -> loaded                <- edit       (append a paragraph of <text>, then store: PUT)
+    -> loaded                <- edit       (append <text> to the last paragraph, store: PUT)
     -> stored                <- close      (close the document: UNLOCK)
     -> closed
 
-A failure is one line, ``error: <message>``. The office is killed on the way out.
+Its interaction handler answers as a person who clicks "Save Anyway" when LibreOffice finds
+the file changed on the server since it was opened (``stored after <request>`` says it was
+asked). A failure is one line, ``error: <message>``. The office is killed on the way out.
 """
 
 import os
@@ -20,6 +22,25 @@ import sys
 import time
 
 import uno
+import unohelper
+from com.sun.star.task import XInteractionApprove, XInteractionHandler
+
+
+class SaveAnyway(unohelper.Base, XInteractionHandler):
+    """Answers as a person who clicks "Save Anyway" when the file changed on the server."""
+
+    def __init__(self):
+        self.asked = []
+
+    def handle(self, request):
+        self.asked.append(type(request.getRequest()).__name__)
+        for continuation in request.getContinuations():
+            if continuation.queryInterface(
+                uno.getTypeByName("com.sun.star.task.XInteractionApprove")
+            ):
+                continuation.select()
+                return
+
 
 PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
 <oor:items xmlns:oor="http://openoffice.org/2001/registry"
@@ -91,11 +112,17 @@ def main():
     office = None
     try:
         office, desktop = start(directory)
+        handler = SaveAnyway()
         document = desktop.loadComponentFromURL(
             url,
             "_blank",
             0,
-            (prop("Hidden", True), prop("ReadOnly", False), prop("MacroExecutionMode", 0)),
+            (
+                prop("Hidden", True),
+                prop("ReadOnly", False),
+                prop("MacroExecutionMode", 0),
+                prop("InteractionHandler", handler),
+            ),
         )
         if document is None:
             raise RuntimeError("LibreOffice opened nothing at " + url)
@@ -105,8 +132,8 @@ def main():
             if command == "edit":
                 body = document.getText()
                 body.insertString(body.getEnd(), text, False)
-                document.store()
-                say("stored")
+                document.storeSelf((prop("InteractionHandler", handler),))
+                say("stored" + (" after " + ", ".join(handler.asked) if handler.asked else ""))
             elif command == "close":
                 document.close(True)
                 say("closed")

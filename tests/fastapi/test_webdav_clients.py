@@ -166,3 +166,73 @@ async def test_libreoffice_s_save_after_someone_else_s_revision_is_kept_as_a_pro
     assert kept.proposed_by.participant == "user:alice"
     assert "moved to version 2" in (kept.rationale or "")
     assert await api.files.lease(ws, artifact_id) is None
+
+
+async def run(
+    program: str, *args: str, stdin: bytes = b"", cwd: Path | None = None, **env: str
+) -> str:
+    process = await asyncio.create_subprocess_exec(
+        program,
+        *args,
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.STDOUT,
+        cwd=cwd,
+        env={**os.environ, "HOME": str(cwd or Path.cwd()), **env},
+    )
+    out, _ = await asyncio.wait_for(process.communicate(stdin), 120)
+    return out.decode(errors="replace")
+
+
+async def test_cadaver_opens_locks_puts_unlocks_and_reads_the_new_etag(
+    served: Served, tmp_path: Path
+) -> None:
+    cadaver = need("cadaver")
+    api = served.dav.api
+    artifact_id = await api.upload(build_docx(["The first paragraph."]))
+    link = await served.dav.link(artifact_id)
+    edited = tmp_path / "edited.docx"
+    edited.write_bytes(build_docx(["The paragraph cadaver put."]))
+    script = (
+        "ls\n"
+        "lock contract.docx\n"
+        f"put {edited} contract.docx\n"
+        "unlock contract.docx\n"
+        "set namespace DAV:\n"
+        "propget contract.docx getetag\n"
+        "quit\n"
+    )
+    out = await run(
+        cadaver,
+        served.base + link.removesuffix("contract.docx"),
+        stdin=script.encode(),
+        cwd=tmp_path,
+    )
+    assert "contract.docx" in out
+    assert "Locking `contract.docx': succeeded." in out, out
+    assert "succeeded." in out.split("Uploading", 1)[1].split("\n", 1)[0], out
+    assert "Unlocking `contract.docx': succeeded." in out, out
+    ws = await api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    _, manifest = await api.files.manifest(ws, artifact_id)
+    assert [r.actor.participant for r in await ws.revisions(artifact_id)] == ["user:alice"] * 2
+    assert manifest.content.sha256 in out
+    assert order(served.methods(), "PROPFIND", "LOCK", "PUT", "UNLOCK", "PROPFIND")
+    assert await api.files.lease(ws, artifact_id) is None
+
+
+LITMUS_SUMMARY = re.compile(r"<- summary for `(\w+)': of (\d+) tests run: (\d+) passed")
+
+
+async def test_litmus_stops_where_a_versioned_store_refuses_to_make_a_scratch_collection(
+    served: Served, tmp_path: Path
+) -> None:
+    litmus = need("litmus")
+    artifact_id = await served.dav.api.upload()
+    collection = served.base + (await served.dav.link(artifact_id)).removesuffix("contract.docx")
+    out = await run(litmus, collection, cwd=tmp_path, TESTS="basic props locks")
+    assert "init.................. pass" in out
+    assert "Could not create new collection" in out
+    assert "405 Method Not Allowed" in out
+    assert LITMUS_SUMMARY.search(out) is not None
+    documented = (Path(__file__).parents[2] / "docs" / "webdav.md").read_text()
+    assert "405 Method Not Allowed" in documented

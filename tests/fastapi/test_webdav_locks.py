@@ -356,3 +356,85 @@ async def test_a_put_over_the_limit_or_hostile_is_refused_and_stores_nothing(
     assert await revisions(dav, artifact_id) == [(1, "user:alice")]
     ws = await dav.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
     assert await dav.api.files.current_lock(ws, artifact_id) == token
+
+
+# ─── Word's sequence ──────────────────────────────────────────────────────────
+
+WORD = {
+    **ALICE,
+    "User-Agent": "Microsoft Office Word 2014",
+    "X-Office-Major-Version": "16",
+    "Translate": "f",
+}
+"""What Word sends with each request, as MS-WDV and sabre/dav's notes on Office describe it."""
+
+WORD_LOCK = (
+    b'<?xml version="1.0" encoding="utf-8" ?><D:lockinfo xmlns:D="DAV:">'
+    b"<D:lockscope><D:exclusive/></D:lockscope><D:locktype><D:write/></D:locktype>"
+    b"<D:owner><D:href>CONTOSO\\alice</D:href></D:owner></D:lockinfo>"
+)
+
+
+async def test_word_s_request_sequence_opens_saves_refreshes_and_closes(dav: Dav) -> None:
+    artifact_id = await dav.api.upload()
+    url = dav.url(NAME)
+    client = dav.client
+    # Word asks the folder first, with no credentials, then the server's root.
+    assert (await client.options(dav.url(), headers={"Translate": "f"})).headers["DAV"] == "1, 2"
+    assert (await client.options("/dav/")).status_code == 200
+    folder = await client.request("PROPFIND", dav.url(), headers={**WORD, "Depth": "1"})
+    assert folder.status_code == 207
+    assert (await client.head(url, headers=WORD)).status_code == 200
+    locked = await client.request(
+        "LOCK", url, content=WORD_LOCK, headers={**WORD, "Timeout": "Second-3600"}
+    )
+    token = token_of(locked)
+    assert (await client.get(url, headers=WORD)).status_code == 200
+    props = await client.request("PROPFIND", url, headers={**WORD, "Depth": "0"})
+    assert token in props.text
+    # Word tags its If header with the file's absolute URL.
+    tagged = {**WORD, "If": f"<http://files.test{url}> (<{token}>)"}
+    saved = await client.put(url, content=MINE, headers=tagged)
+    assert saved.status_code == 204
+    assert saved.headers["X-Artifactr-Outcome"] == "applied"
+    win32 = await client.request(
+        "PROPPATCH",
+        url,
+        headers=tagged,
+        content=(
+            b'<?xml version="1.0" encoding="utf-8" ?><D:propertyupdate xmlns:D="DAV:"'
+            b' xmlns:Z="urn:schemas-microsoft-com:"><D:set><D:prop>'
+            b"<Z:Win32LastModifiedTime>Wed, 02 Dec 2026 10:00:00 GMT</Z:Win32LastModifiedTime>"
+            b"<Z:Win32FileAttributes>00000020</Z:Win32FileAttributes>"
+            b"</D:prop></D:set></D:propertyupdate>"
+        ),
+    )
+    assert "HTTP/1.1 200 OK" in win32.text
+    dav.api.clock.advance(timedelta(minutes=50))
+    refreshed = await client.request(
+        "LOCK", url, headers={**WORD, "If": f"(<{token}>)", "Timeout": "Second-3600"}
+    )
+    (active,) = discovery(refreshed)
+    assert active.findtext(f"{D}locktoken/{D}href") == token
+    assert active.findtext(f"{D}timeout") == "Second-3600"
+    again = await client.put(url, content=MORE, headers=tagged)
+    assert again.headers["X-Artifactr-Outcome"] == "applied"
+    closed = await client.request("UNLOCK", url, headers={**WORD, "Lock-Token": f"<{token}>"})
+    assert closed.status_code == 204
+    assert await revisions(dav, artifact_id) == [
+        (1, "user:alice"),
+        (2, "user:alice"),
+        (3, "user:alice"),
+    ]
+    ws = await dav.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    assert await dav.api.files.lease(ws, artifact_id) is None
+
+
+async def test_word_opens_read_only_when_someone_else_holds_the_file(dav: Dav) -> None:
+    await dav.api.upload()
+    token_of(await lock(dav, who=BOB))
+    refused = await dav.client.request(
+        "LOCK", dav.url(NAME), content=WORD_LOCK, headers={**WORD, "Timeout": "Second-3600"}
+    )
+    assert refused.status_code == 423
+    assert (await dav.client.get(dav.url(NAME), headers=WORD)).status_code == 200

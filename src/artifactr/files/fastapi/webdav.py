@@ -734,9 +734,11 @@ def webdav_router(
         ("/workspaces/{workspace_id}", collection_route),
         ("/workspaces/{workspace_id}/", collection_route),
         ("/workspaces/{workspace_id}/{name}", file_route),
+        ("/workspaces/{workspace_id}/{name}/", file_route),
         ("/t/{token}/workspaces/{workspace_id}", token_collection_route),
         ("/t/{token}/workspaces/{workspace_id}/", token_collection_route),
         ("/t/{token}/workspaces/{workspace_id}/{name}", token_file_route),
+        ("/t/{token}/workspaces/{workspace_id}/{name}/", token_file_route),
     ):
         add(path, route, methods=_METHODS, include_in_schema=False)
     return router

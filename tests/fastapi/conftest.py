@@ -136,6 +136,9 @@ async def make_api(engine: AsyncEngine) -> AsyncIterator[MakeApi]:
             async def allow(
                 tenant: str, workspace: str | None, actor: Actor, access: object
             ) -> bool:
+                # carol may do anything but read the log (WebDAV's times are then fixed).
+                if actor.participant == "user:carol":
+                    return getattr(access, "action", None) != "artifactr:read_events"
                 return actor.participant != "user:mallory"
 
             workspaces = Workspaces(

@@ -16,6 +16,7 @@ the file changed on the server since it was opened (``stored after <request>`` s
 asked). A failure is one line, ``error: <message>``. The office is killed on the way out.
 """
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -23,7 +24,7 @@ import time
 
 import uno
 import unohelper
-from com.sun.star.task import XInteractionApprove, XInteractionHandler
+from com.sun.star.task import XInteractionHandler
 
 
 class SaveAnyway(unohelper.Base, XInteractionHandler):
@@ -65,14 +66,8 @@ def say(line):
     sys.stdout.flush()
 
 
-def start(directory):
-    profile = os.path.join(directory, "profile")
-    os.makedirs(os.path.join(profile, "user"), exist_ok=True)
-    with open(os.path.join(profile, "user", "registrymodifications.xcu"), "w") as settings:
-        settings.write(PROFILE)
-    pipe = "dav" + str(os.getpid())
-    log = open(os.path.join(directory, "soffice.log"), "wb")
-    office = subprocess.Popen(
+def launch(profile, pipe, log):
+    return subprocess.Popen(
         [
             "soffice",
             "--headless",
@@ -89,6 +84,16 @@ def start(directory):
         stderr=log,
         start_new_session=True,
     )
+
+
+def start(directory):
+    profile = os.path.join(directory, "profile")
+    os.makedirs(os.path.join(profile, "user"), exist_ok=True)
+    with open(os.path.join(profile, "user", "registrymodifications.xcu"), "w") as settings:
+        settings.write(PROFILE)
+    pipe = "dav" + str(os.getpid())
+    with open(os.path.join(directory, "soffice.log"), "wb") as log:
+        office = launch(profile, pipe, log)
     local = uno.getComponentContext()
     resolver = local.ServiceManager.createInstanceWithContext(
         "com.sun.star.bridge.UnoUrlResolver", local
@@ -99,7 +104,7 @@ def start(directory):
             break
         except Exception:
             if office.poll() is not None:
-                raise RuntimeError("soffice exited with status %s" % office.returncode) from None
+                raise RuntimeError(f"soffice exited with status {office.returncode}") from None
             time.sleep(0.05)
     desktop = context.ServiceManager.createInstanceWithContext(
         "com.sun.star.frame.Desktop", context
@@ -142,10 +147,8 @@ def main():
         say("error: " + (getattr(error, "Message", None) or repr(error)).replace("\n", " "))
     finally:
         if office is not None:
-            try:
+            with contextlib.suppress(OSError):
                 os.killpg(office.pid, 9)
-            except OSError:
-                pass
             office.wait()
 
 

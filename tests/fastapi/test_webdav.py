@@ -12,14 +12,24 @@ import xml.etree.ElementTree as ET
 from datetime import timedelta
 
 import httpx2
+import jwt
 import pytest
-from artifactr.core import Actor, AgentActor, Forbidden, UserActor
+from artifactr.core import Actor, AgentActor, Forbidden, InvalidState, NotFound, UserActor
 from artifactr.fastapi import Unauthorized
 from starlette.requests import Request
 
+from artifactr.files.core.errors import FileTooLarge, UnsafeFile
+from artifactr.files.core.leases import ArtifactBusy
+from artifactr.files.fastapi import webdav
 from artifactr.files.fastapi.capability import Capabilities
-from artifactr.files.fastapi.dav_xml import MAX_BODY, MAX_DEPTH, MAX_ELEMENTS
-from artifactr.files.fastapi.webdav import basic_actor, file_link, office_links, webdav_router
+from artifactr.files.fastapi.dav_xml import MAX_BODY, MAX_DEPTH, MAX_ELEMENTS, MalformedXml
+from artifactr.files.fastapi.webdav import (
+    basic_actor,
+    dav_status,
+    file_link,
+    office_links,
+    webdav_router,
+)
 from tests.documents import build_docx
 from tests.fastapi.conftest import (
     ALICE,
@@ -238,7 +248,10 @@ async def test_proppatch_of_any_other_property_is_refused_and_fails_the_rest(dav
     )
     statuses = [stat.findtext(f"{D}status") for stat in parsed(answer).iter(f"{D}propstat")]
     assert statuses == ["HTTP/1.1 403 Forbidden", "HTTP/1.1 424 Failed Dependency"]
-    only = b'<D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><D:x/></D:prop></D:set></D:propertyupdate>'
+    only = (
+        b'<D:propertyupdate xmlns:D="DAV:"><D:set><D:prop><D:x/></D:prop></D:set>'
+        b"</D:propertyupdate>"
+    )
     refused = await dav.client.request(
         "PROPPATCH", dav.url("contract.docx"), content=only, headers=ALICE
     )
@@ -482,3 +495,50 @@ def test_office_links_open_for_editing_or_read_only() -> None:
     assert viewing.word == f"ms-word:ofv|u|{url}"
     assert viewing.libreoffice == f"vnd.libreoffice.command:ofv|u|{url}"
     assert not viewing.editing
+
+
+# ─── the edges ────────────────────────────────────────────────────────────────
+
+
+def test_each_refusal_answers_its_webdav_status() -> None:
+    assert dav_status(ArtifactBusy("art_1", None)) == 423
+    assert dav_status(FileTooLarge(10)) == 413
+    assert dav_status(UnsafeFile("not_a_zip", "no")) == 422
+    assert dav_status(NotFound("file", "x")) == 404
+    assert dav_status(Forbidden("no")) == 403
+    assert dav_status(InvalidState("ended")) == 409
+    refused = MalformedXml("too_deep", "deep")
+    assert dav_status(refused) == 400
+    assert refused.payload()["reason"] == "too_deep"
+
+
+async def test_names_without_an_extension_are_made_unique_too(dav: Dav) -> None:
+    await dav.api.upload(name="notes")
+    await dav.api.upload(name="Notes")
+    listed = props(await propfind(dav, dav.url(), depth="1"))
+    assert "/dav/workspaces/w1/Notes%20%282%29" in listed
+
+
+async def test_times_are_read_from_the_log_a_page_at_a_time_or_fixed_when_it_is_refused(
+    dav: Dav, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await dav.api.upload()
+    await dav.api.upload(name="other.docx")
+    whole = props(await propfind(dav, dav.url(), depth="1"))
+    monkeypatch.setattr(webdav, "LOG_PAGE", 1)
+    paged = props(await propfind(dav, dav.url(), depth="1"))
+    href = "/dav/workspaces/w1/contract.docx"
+    assert paged[href]["creationdate"].text == whole[href]["creationdate"].text
+    monkeypatch.setattr(webdav, "LOG_PAGES", 1)
+    short = props(await propfind(dav, dav.url(), depth="1"))
+    assert short[href]["creationdate"].text is not None
+    carol = props(await propfind(dav, dav.url("contract.docx"), who={"x-user": "carol"}))
+    assert carol[href]["getlastmodified"].text == "Thu, 01 Jan 1970 00:00:00 GMT"
+
+
+def test_a_token_whose_expiry_is_not_a_number_is_refused() -> None:
+    links = Capabilities(SECRET)
+    claims = {"aud": "dav", "sub": "u", "t": "t", "w": "w", "a": "a", "exp": "soon"}
+    token = jwt.encode(claims, SECRET.encode(), algorithm="HS256")
+    with pytest.raises(Unauthorized):
+        links.read(token)

@@ -9,17 +9,21 @@ stored untouched. Word's request sequence, as MS-WDV and sabre/dav's notes descr
 contract test at the end.
 """
 
+import random
 import xml.etree.ElementTree as ET
 from datetime import timedelta
 
 import httpx2
 import pytest
 from artifactr.core import AgentActor, UserActor
+from artifactr.workspace import Scope
 
-from artifactr.files.core.app_port import AppCommand
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.app_port import AppCommand, Inspection, Source
+from artifactr.files.core.errors import AppCrashed, AppFailure, AppTimeout
 from artifactr.files.core.leases import ArtifactBusy, scope_of
 from artifactr.files.fastapi.webdav import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
-from tests.documents import build_docx
+from tests.documents import build_docx, package
 from tests.fastapi.conftest import ALICE, BOB, WORKSPACE, Dav, MakeDav
 
 D = "{DAV:}"
@@ -38,10 +42,10 @@ NAME = "contract.docx"
 async def lock(
     dav: Dav,
     who: dict[str, str] = ALICE,
-    timeout: str | None = "Second-3600",
+    lease: str | None = "Second-3600",
     body: bytes = LOCKINFO,
 ) -> httpx2.Response:
-    headers = {**who} | ({} if timeout is None else {"Timeout": timeout})
+    headers = {**who} | ({} if lease is None else {"Timeout": lease})
     return await dav.client.request("LOCK", dav.url(NAME), content=body, headers=headers)
 
 
@@ -107,13 +111,13 @@ async def test_a_lock_s_lease_is_the_timeout_asked_within_the_bounds(
     dav: Dav, asked: str | None, given: timedelta
 ) -> None:
     await dav.api.upload()
-    (active,) = discovery(await lock(dav, timeout=asked))
+    (active,) = discovery(await lock(dav, lease=asked))
     assert active.findtext(f"{D}timeout") == f"Second-{int(given.total_seconds())}"
 
 
 async def test_a_refresh_with_no_body_keeps_the_token_and_extends_the_lease(dav: Dav) -> None:
     await dav.api.upload()
-    token = token_of(await lock(dav, timeout="Second-600"))
+    token = token_of(await lock(dav, lease="Second-600"))
     dav.api.clock.advance(timedelta(seconds=500))
     refreshed = await dav.client.request(
         "LOCK", dav.url(NAME), headers={**ALICE, "If": f"(<{token}>)", "Timeout": "Second-600"}
@@ -231,9 +235,7 @@ async def unlock(dav: Dav, token: str, who: dict[str, str] = ALICE) -> httpx2.Re
 
 async def ended_as(dav: Dav, artifact_id: str) -> str:
     ws = await dav.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
-    (record,) = [
-        record for record in await dav.api.files.checkouts.open_on(scope_of(ws), artifact_id)
-    ] or [None]
+    (record,) = list(await dav.api.files.checkouts.open_on(scope_of(ws), artifact_id)) or [None]
     return "open" if record is not None else "ended"
 
 
@@ -292,7 +294,7 @@ async def test_a_put_on_a_locked_file_names_the_lock_or_is_refused(dav: Dav) -> 
 
 async def test_a_save_after_someone_else_s_revision_is_kept_as_a_proposal(dav: Dav) -> None:
     artifact_id = await dav.api.upload()
-    token = token_of(await lock(dav, timeout="Second-60"))
+    token = token_of(await lock(dav, lease="Second-60"))
     dav.api.clock.advance(timedelta(minutes=2))  # the lease lapses, and Bob checks in
     checkout = await dav.api.check_out(artifact_id, who=BOB)
     theirs = await dav.api.check_in(artifact_id, checkout["id"], THEIRS, who=BOB)
@@ -308,7 +310,7 @@ async def test_a_save_after_someone_else_s_revision_is_kept_as_a_proposal(dav: D
 
 async def test_a_lapsed_lock_taken_by_another_is_refused_and_a_refresh_fails(dav: Dav) -> None:
     await dav.api.upload()
-    token = token_of(await lock(dav, timeout="Second-60"))
+    token = token_of(await lock(dav, lease="Second-60"))
     dav.api.clock.advance(timedelta(minutes=2))
     token_of(await lock(dav, who=BOB))
     refused = await put(dav, MINE, token)
@@ -438,3 +440,69 @@ async def test_word_opens_read_only_when_someone_else_holds_the_file(dav: Dav) -
     )
     assert refused.status_code == 423
     assert (await dav.client.get(dav.url(NAME), headers=WORD)).status_code == 200
+
+
+# ─── the edges ────────────────────────────────────────────────────────────────
+
+
+class Failing(FakeApp):
+    """FakeApp, until told to fail the way an app fails."""
+
+    failure: AppFailure | None = None
+
+    async def inspect(self, source: Source, *, deadline: float = 30.0) -> Inspection:
+        if self.failure is not None:
+            raise self.failure
+        return await super().inspect(source, deadline=deadline)
+
+
+@pytest.mark.parametrize(
+    ("failure", "status"), [(AppTimeout("slow"), 504), (AppCrashed("died"), 502)]
+)
+async def test_an_app_that_fails_on_a_save_is_a_gateway_error_and_stores_nothing(
+    make_dav: MakeDav, failure: AppFailure, status: int
+) -> None:
+    app = Failing()
+    dav = await make_dav(app=app)
+    artifact_id = await dav.api.upload()
+    token = token_of(await lock(dav))
+    app.failure = failure
+    answer = await put(dav, MINE, token)
+    assert answer.status_code == status
+    assert await revisions(dav, artifact_id) == [(1, "user:alice")]
+
+
+async def test_a_lapsed_session_whose_file_someone_checked_out_is_423_on_save(dav: Dav) -> None:
+    artifact_id = await dav.api.upload()
+    token = token_of(await lock(dav, lease="Second-60"))
+    dav.api.clock.advance(timedelta(minutes=2))
+    await dav.api.check_out(artifact_id, who=BOB)
+    refused = await put(dav, MINE, token)
+    assert refused.status_code == 423
+    assert "user:bob" in refused.text
+
+
+async def test_an_agent_s_edit_or_a_vanished_check_out_shows_in_the_lock_discovery(
+    dav: Dav,
+) -> None:
+    artifact_id = await dav.api.upload()
+    scope = Scope(tenant_id="t1", workspace_id=WORKSPACE)
+    await dav.api.files.leases.acquire(scope, artifact_id, "edit:run_1", timedelta(seconds=45))
+    agent = await lock(dav)
+    assert agent.status_code == 423
+    assert "an agent's edit" in agent.text
+    await dav.api.files.leases.release(scope, artifact_id, "edit:run_1")
+    await dav.api.files.leases.acquire(
+        scope, artifact_id, "checkout:co_gone:user:bob", timedelta(minutes=5)
+    )
+    gone = await lock(dav)
+    assert gone.status_code == 423
+    assert "user:bob" in gone.text
+
+
+async def test_a_large_file_is_read_back_in_many_chunks(dav: Dav) -> None:
+    noise = random.Random(0).randbytes(3 << 20)
+    data = package("", extra={"word/media/noise.bin": noise})
+    await dav.api.upload(data)
+    got = await dav.client.get(dav.url(NAME), headers=ALICE)
+    assert got.content == data

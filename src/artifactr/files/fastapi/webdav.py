@@ -56,7 +56,6 @@ from artifactr.core import (
     ArtifactChanged,
     ArtifactCreated,
     Forbidden,
-    InvalidState,
     NotFound,
     Rejection,
 )
@@ -66,7 +65,7 @@ from fastapi.responses import StreamingResponse
 from starlette.requests import HTTPConnection
 
 from artifactr.files.core.clock import Clock, utc_now
-from artifactr.files.core.errors import AppFailure, FileTooLarge, UnsafeFile
+from artifactr.files.core.errors import AppFailure, FileTooLarge
 from artifactr.files.core.leases import ArtifactBusy, ArtifactLease, scope_of
 from artifactr.files.core.manifests import Blob, NativeFile, saved_name
 from artifactr.files.fastapi.capability import Capabilities
@@ -74,7 +73,6 @@ from artifactr.files.fastapi.dav_xml import (
     MAX_BODY,
     ActiveLock,
     Element,
-    MalformedXml,
     Propfind,
     dav,
     element,
@@ -90,6 +88,7 @@ from artifactr.files.fastapi.dav_xml import (
     serialized,
     supportedlock,
 )
+from artifactr.files.fastapi.http_answers import STATUSES
 from artifactr.files.native import CheckedIn, NativeFiles
 from fastapi import APIRouter, Request, Response
 
@@ -132,24 +131,17 @@ _METHODS: Final = [
     "LOCK",
     "UNLOCK",
 ]
-_LOG_PAGE: Final = 500
-_LOG_PAGES: Final = 20
+LOG_PAGE: Final = 500
+"""How many log entries a read of the times of files takes at once."""
+
+LOG_PAGES: Final = 20
+"""How many pages of the log a read of the times of files reads at most."""
+
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _XML: Final = "application/xml; charset=utf-8"
 _TEXT: Final = "text/plain; charset=utf-8"
 _IF_PART: Final = re.compile(r"\s*(?:<([^>]*)>|\[([^\]]*)\]|(\()|(\))|(not)\b)", re.IGNORECASE)
 _SECOND: Final = re.compile(r"^second-(\d{1,10})$", re.IGNORECASE)
-_BUILT: Final = {
-    "resourcetype",
-    "displayname",
-    "getcontentlength",
-    "getcontenttype",
-    "getetag",
-    "getlastmodified",
-    "creationdate",
-    "supportedlock",
-    "lockdiscovery",
-}
 _STATUS: Final = {
     200: "200 OK",
     403: "403 Forbidden",
@@ -610,12 +602,9 @@ def webdav_router(
                         lockdiscovery(await locks_on(ws, file)),
                     ),
                 )
-            try:
-                outcome = await files.save(
-                    ws, file.artifact_id, request.stream(), lock=current, summary=summary
-                )
-            except ArtifactBusy as refusal:
-                raise await busy(ws, file, refusal) from None
+            outcome = await files.save(
+                ws, file.artifact_id, request.stream(), lock=current, summary=summary
+            )
         else:
             outcome = await one_step(request, ws, file, summary)
         headers = {"X-Artifactr-Outcome": outcome.status}
@@ -754,30 +743,23 @@ async def _answered(answer: Awaitable[Response]) -> Response:
     except DavAnswer as refusal:
         return refusal.to_response()
     except Rejection as rejection:
-        return DavAnswer(_status_of(rejection), str(rejection)).to_response()
+        return DavAnswer(dav_status(rejection), str(rejection)).to_response()
     except AppFailure as failure:
         status = 504 if failure.kind == "timeout" else 502
         return DavAnswer(status, f"the app could not read the file: {failure.reason}").to_response()
 
 
-def _status_of(rejection: Rejection) -> int:
-    match rejection:
-        case MalformedXml():
-            return 400
-        case NotFound():
-            return 404
-        case Forbidden():
-            return 403
-        case FileTooLarge():
-            return 413
-        case UnsafeFile():
-            return 422
-        case ArtifactBusy():
-            return 423
-        case InvalidState():
-            return 409
-        case _:
-            return 422 if rejection.code == "app_refused" else 400
+def dav_status(rejection: Rejection) -> int:
+    """Return the HTTP status WebDAV answers a refusal with.
+
+    As the files router answers (:data:`~artifactr.files.fastapi.http_answers.STATUSES`), but a
+    file someone holds is ``423 Locked``, and a body too large ``413``.
+    """
+    if isinstance(rejection, ArtifactBusy):
+        return 423
+    if isinstance(rejection, FileTooLarge):
+        return 413
+    return STATUSES.get(rejection.code, 400)
 
 
 def _options(methods: str) -> Response:
@@ -839,15 +821,15 @@ async def _times(ws: Workspace, heads: dict[str, int]) -> dict[str, tuple[dateti
     """Return when each file was created and when its head was made, from the log.
 
     The log is read backwards a page at a time until every file's creation is found, or at
-    most :data:`_LOG_PAGES` pages; a time not found is the oldest one read.
+    most :data:`LOG_PAGES` pages; a time not found is the oldest one read.
     """
     created: dict[str, datetime] = {}
     modified: dict[str, datetime] = {}
     oldest = _EPOCH
     before: int | None = None
     try:
-        for _ in range(_LOG_PAGES):
-            page = await ws.read(last=_LOG_PAGE, before_seq=before)
+        for _ in range(LOG_PAGES):
+            page = await ws.read(last=LOG_PAGE, before_seq=before)
             for envelope in reversed(page):
                 event = envelope.event
                 if (
@@ -860,7 +842,7 @@ async def _times(ws: Workspace, heads: dict[str, int]) -> dict[str, tuple[dateti
                         created[event.artifact_id] = envelope.ts
             if page:
                 oldest, before = page[0].ts, page[0].seq
-            if len(created) == len(heads) or len(page) < _LOG_PAGE:
+            if len(created) == len(heads) or len(page) < LOG_PAGE:
                 break
     except Forbidden:
         pass  # the person may not read the log: the times are unknown, and stay fixed

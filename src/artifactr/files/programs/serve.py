@@ -51,8 +51,8 @@ from artifactr.files.core.documents import build_docx
 from artifactr.files.core.errors import AppRefused
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.core.manifests import DOCX, WordDocument
-from artifactr.files.fastapi.portal import PERSON_COOKIE, Person, portal_router
 from artifactr.files.fastapi.capability import Capabilities
+from artifactr.files.fastapi.portal import PERSON_COOKIE, Person, portal_router
 from artifactr.files.fastapi.router import files_router
 from artifactr.files.fastapi.webdav import file_link, webdav_router
 from artifactr.files.native import NativeFiles

@@ -96,8 +96,8 @@ class Api:
 
 
 MakeApi = Callable[..., Awaitable[Api]]
-"""Builds an :class:`Api` on the test's database; ``app`` replaces FakeApp, and other keyword
-arguments go to NativeFiles."""
+"""Builds an :class:`Api` on the test's database; ``app`` replaces FakeApp, ``on`` names another
+engine on it, ``clock`` shares a clock, and other keyword arguments go to NativeFiles."""
 
 
 def build_app(files: NativeFiles, workspaces: Workspaces) -> FastAPI:
@@ -111,19 +111,28 @@ def build_app(files: NativeFiles, workspaces: Workspaces) -> FastAPI:
 async def make_api(engine: AsyncEngine) -> AsyncIterator[MakeApi]:
     await migrate(engine)
     await migrate_files(engine)
-    storage = SqlStorage(engine)
+    shared = SqlStorage(engine)
     async with AsyncExitStack() as stack:
 
-        async def make(*, app: App | None = None, **options: Any) -> Api:
-            clock = Clock()
+        async def make(
+            *,
+            app: App | None = None,
+            on: AsyncEngine | None = None,
+            clock: Clock | None = None,
+            **options: Any,
+        ) -> Api:
+            # ``on``: another engine on the same database, as a second process would open it.
+            db = on or engine
+            storage = SqlStorage(db) if on is not None else shared
+            clock = clock or Clock()
             fake = FakeApp()
             switch = InMemoryIntegrations()
             files = NativeFiles(
-                blobs=SqlBlobs(engine, clock=clock),
+                blobs=SqlBlobs(db, clock=clock),
                 app=app or fake,
-                leases=SqlLeases(engine, clock=clock),
-                checkouts=SqlCheckouts(engine),
-                renders=SqlRenders(engine),
+                leases=SqlLeases(db, clock=clock),
+                checkouts=SqlCheckouts(db),
+                renders=SqlRenders(db),
                 integrations=switch,
                 clock=clock,
                 **options,

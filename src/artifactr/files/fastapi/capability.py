@@ -85,8 +85,7 @@ class Capabilities:
     def mint(self, tenant_id: str, workspace_id: str, artifact_id: str, actor: UserActor) -> str:
         """Return a token that opens one file as one person until the ttl runs out."""
         now = self._clock()
-        # Short claims: the token is one segment of a path, which LibreOffice reads as a file
-        # name and opens read-only past 255 bytes.
+        # Short claims: the token is one segment of every URL the desktop app sends.
         claims = {
             "aud": self._audience,
             "sub": actor.id,

@@ -7,8 +7,8 @@ adapters (``apps``, ``sql``) import the core; the surfaces (``agent``, ``mcp``, 
 import the service and the core; the programs import anything. Nothing imports outward, no app
 imports another, and no module imports itself back through a circle. Only the agent's tools
 import pydantic-ai, only the MCP surface the MCP SDK, only the HTTP routes and the portal FastAPI,
-and only the parser of upload bodies python-multipart. A module no rule places fails the test,
-so a new one must be placed.
+only the parser of upload bodies python-multipart, only WebDAV's bodies defusedxml and only its
+capability links PyJWT. A module no rule places fails the test, so a new one must be placed.
 """
 
 import ast
@@ -49,6 +49,9 @@ OUTSIDE: dict[str, set[str]] = {
     "fastapi.bodies": WEB | {"python_multipart"},
     "fastapi.portal": WEB | {"jinja2"},
     "fastapi.editor": CORE | {"starlette"},
+    "fastapi.webdav": WEB,
+    "fastapi.dav_xml": CORE | {"defusedxml"},
+    "fastapi.capability": CORE | {"jwt", "artifactr.fastapi"},
     "programs.demo": DEMO,
     "programs.serve": DEMO | WEB | {"uvicorn", "grantr", "artifactr.mcp"},
     "programs": CORE,

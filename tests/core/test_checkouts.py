@@ -275,6 +275,41 @@ async def test_a_whole_record_round_trips_through_add(checkouts: Checkouts) -> N
         outcome=PROPOSED,
         claim="ci_1",
         claimed_until=NOON,
+        lock='{"S":"wopi lock"}',
     )
     await checkouts.add(SCOPE, whole)
     assert await checkouts.get(SCOPE, "co_1") == whole
+
+
+async def test_an_editor_s_lock_changes_only_on_an_open_record_holding_the_old_one(
+    checkouts: Checkouts,
+) -> None:
+    await checkouts.add(SCOPE, record(lock="L1"))
+    assert not await checkouts.relock(SCOPE, "co_1", "L0", "L2")
+    assert await checkouts.relock(SCOPE, "co_1", "L1", "L2")
+    changed = await checkouts.get(SCOPE, "co_1")
+    assert changed is not None
+    assert changed.lock == "L2"
+    assert not await checkouts.relock(SCOPE, "co_missing", "L2", "L3")
+    await checkouts.end(SCOPE, "co_1", "discarded", by=ALICE, at=NOON)
+    assert not await checkouts.relock(SCOPE, "co_1", "L2", "L3")
+
+
+async def test_an_editor_s_save_keeps_the_record_open_and_may_move_its_base(
+    checkouts: Checkouts,
+) -> None:
+    await checkouts.add(SCOPE, record(lock="L1"))
+    applied = Outcome(status="applied", version=4, fingerprint="b" * 64)
+    assert await checkouts.saved(SCOPE, "co_1", applied, base=(4, "c" * 64))
+    moved = await checkouts.get(SCOPE, "co_1")
+    assert moved is not None
+    assert (moved.state, moved.base_version, moved.base_sha256) == ("open", 4, "c" * 64)
+    assert moved.outcome == applied
+    proposed = Outcome(status="proposed", version=5, proposal_id="prop_1", fingerprint="d" * 64)
+    assert await checkouts.saved(SCOPE, "co_1", proposed, base=None)
+    kept = await checkouts.get(SCOPE, "co_1")
+    assert kept is not None
+    assert (kept.base_version, kept.outcome) == (4, proposed)
+    await checkouts.end(SCOPE, "co_1", "checked_in", by=ALICE, at=NOON)
+    assert not await checkouts.saved(SCOPE, "co_1", applied, base=(6, "e" * 64))
+    assert not await checkouts.saved(SCOPE, "co_missing", applied, base=None)

@@ -1,5 +1,6 @@
 """Fixtures for the files router: the world (tests/world.py) on SQL, the router, a client."""
 
+import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
@@ -7,6 +8,7 @@ from typing import Any
 
 import httpx2
 import pytest
+import uvicorn
 from artifactr import AgentActor, UserActor, Workspaces
 from artifactr.core import Actor, Visibility
 from artifactr.fastapi import Unauthorized
@@ -16,7 +18,9 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.requests import HTTPConnection
 
 from artifactr.files import DOCX, App
+from artifactr.files.fastapi.capability import Capabilities
 from artifactr.files.fastapi.router import files_router
+from artifactr.files.fastapi.webdav import file_link, webdav_router
 from artifactr.files.native import NativeFiles
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
@@ -87,8 +91,8 @@ class Api(World):
 
 
 MakeApi = Callable[..., Awaitable[Api]]
-"""Builds an :class:`Api` on the test's database; ``app`` replaces FakeApp, and other keyword
-arguments go to NativeFiles."""
+"""Builds an :class:`Api` on the test's database; ``app`` replaces FakeApp, ``on`` names another
+engine on it, ``clock`` shares a clock, and other keyword arguments go to NativeFiles."""
 
 
 def build_app(files: NativeFiles, workspaces: Workspaces) -> FastAPI:
@@ -104,7 +108,15 @@ async def make_api(engine: AsyncEngine) -> AsyncIterator[MakeApi]:
     await migrate_files(engine)
     async with AsyncExitStack() as stack:
 
-        async def make(*, app: App | None = None, **options: Any) -> Api:
+        async def make(
+            *,
+            app: App | None = None,
+            on: AsyncEngine | None = None,
+            clock: Clock | None = None,
+            **options: Any,
+        ) -> Api:
+            # ``on``: another engine on the same database, as a second process would open it.
+            db = on or engine
             hidden: dict[str, set[str]] = {}
 
             async def hides(tenant: str, workspace: str, actor: Actor) -> Visibility:
@@ -113,17 +125,20 @@ async def make_api(engine: AsyncEngine) -> AsyncIterator[MakeApi]:
             async def allow(
                 tenant: str, workspace: str | None, actor: Actor, access: object
             ) -> bool:
+                # carol may do anything but read the log (WebDAV's times are then fixed).
+                if actor.participant == "user:carol":
+                    return getattr(access, "action", None) != "artifactr:read_events"
                 return actor.participant != "user:mallory"
 
-            clock = Clock()
-            storage = SqlStorage(engine, clock=clock)
+            clock = clock or Clock()
+            storage = SqlStorage(db, clock=clock)
             usual = assemble(
                 engine.dialect.name,
                 storage,
-                SqlBlobs(engine, clock=clock),
-                SqlLeases(engine, clock=clock),
-                SqlCheckouts(engine),
-                SqlRenders(engine),
+                SqlBlobs(db, clock=clock),
+                SqlLeases(db, clock=clock),
+                SqlCheckouts(db),
+                SqlRenders(db),
                 app=app,
                 clock=clock,
                 authorize=allow,
@@ -142,3 +157,115 @@ async def make_api(engine: AsyncEngine) -> AsyncIterator[MakeApi]:
 @pytest.fixture
 async def api(make_api: MakeApi) -> Api:
     return await make_api()
+
+
+# ─── WebDAV ───────────────────────────────────────────────────────────────────
+
+SECRET = "a test secret of at least thirty-two bytes"
+"""The capability links' signing secret in tests."""
+
+
+@dataclass
+class Dav:
+    """The WebDAV router beside the files router, on the same service, and its client."""
+
+    api: Api
+    client: httpx2.AsyncClient
+    links: Capabilities
+    app: FastAPI
+
+    def url(self, name: str = "", workspace: str = WORKSPACE) -> str:
+        return f"/dav/workspaces/{workspace}/{name}"
+
+    async def link(self, artifact_id: str, name: str = "contract.docx", who: str = "alice") -> str:
+        ws = await self.api.workspaces.open(TENANT, WORKSPACE, actor=UserActor(id=who, name=who))
+        return file_link("", self.links, ws, artifact_id, name)
+
+
+def build_dav_app(api: Api, links: Capabilities) -> FastAPI:
+    """Return an app that mounts the files router and the WebDAV router on one service."""
+    app = build_app(api.files, api.workspaces)
+    app.include_router(
+        webdav_router(
+            api.files,
+            api.workspaces,
+            resolve_actor=resolve_actor,
+            capabilities=links,
+            clock=api.clock,
+        )
+    )
+    return app
+
+
+MakeDav = Callable[..., Awaitable[Dav]]
+"""Builds a :class:`Dav` on the test's database; keyword arguments go to NativeFiles."""
+
+
+@pytest.fixture
+async def make_dav(make_api: MakeApi) -> AsyncIterator[MakeDav]:
+    async with AsyncExitStack() as stack:
+
+        async def make(**options: Any) -> Dav:
+            api = await make_api(**options)
+            links = Capabilities(SECRET, clock=api.clock)
+            app = build_dav_app(api, links)
+            transport = httpx2.ASGITransport(app=app)
+            client = await stack.enter_async_context(
+                httpx2.AsyncClient(transport=transport, base_url="http://files.test")
+            )
+            return Dav(api, client, links, app)
+
+        yield make
+
+
+@pytest.fixture
+async def dav(make_dav: MakeDav) -> Dav:
+    return await make_dav()
+
+
+@dataclass
+class Served:
+    """The WebDAV app served on a real port, in the test's own event loop, and what it was asked."""
+
+    dav: Dav
+    base: str
+    """``http://127.0.0.1:<port>``."""
+    requests: list[tuple[str, str, int]]
+    """Each request's method, path and status, in order."""
+
+    def methods(self) -> list[str]:
+        return [method for method, _, _ in self.requests]
+
+
+@pytest.fixture
+async def served(dav: Dav) -> AsyncIterator[Served]:
+    requests: list[tuple[str, str, int]] = []
+
+    async def recorded(scope: Any, receive: Any, send: Any) -> None:
+        status: list[int] = [500]
+
+        async def sending(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = message["status"]
+            await send(message)
+
+        try:
+            await dav.app(scope, receive, sending)
+        finally:
+            if scope["type"] == "http":
+                requests.append((scope["method"], scope["path"], status[0]))
+
+    config = uvicorn.Config(
+        recorded, host="127.0.0.1", port=0, log_config=None, access_log=False, lifespan="off"
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.create_task(server.serve())
+    while not server.started:
+        assert not task.done(), "the WebDAV app did not start"
+        await asyncio.sleep(0.01)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield Served(dav, f"http://127.0.0.1:{port}", requests)
+    finally:
+        server.should_exit = True
+        await task

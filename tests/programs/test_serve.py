@@ -84,7 +84,7 @@ def start_job(
     )
     job.start()
     output = ""
-    while "/check-in" not in output or not output.endswith("\n"):
+    while "\nWebDAV " not in output or not output.endswith("\n"):
         assert job.is_alive(), output
         time.sleep(0.05)
         output += capsys.readouterr().out
@@ -153,6 +153,27 @@ def test_the_served_job_lets_a_reader_read_and_an_editor_check_out_and_in_over_h
         assert (checked_in.json()["status"], checked_in.json()["version"]) == ("applied", 2)
         assert client.get(f"{url}/versions/2/content", headers=RITA).content == EDITED
         assert client.get(f"{url}/lease", headers={"x-user": ""}).status_code == 401
+    job.join(timeout=30)
+    assert not job.is_alive()
+
+
+def test_the_served_job_prints_one_webdav_link_that_opens_eddie_s_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(FORCE_FAKE, "fake")
+    job, output, name, _ = start_job(tmp_path, monkeypatch, capsys, 3)
+    links = re.findall(r"^WebDAV (\S+)$", output, re.MULTILINE)
+    assert len(links) == 1
+    (link,) = links
+    assert link.endswith(f"/workspaces/w1/{name}")
+    with httpx2.Client(timeout=10) as client:
+        got = retry_until_listening(lambda: client.get(link))
+        assert got.status_code == 200
+        assert zipfile.ZipFile(io.BytesIO(got.content)).read("[Content_Types].xml")
+        found = client.request("PROPFIND", link, headers={"Depth": "0"})
+        assert found.status_code == 207
+        options = client.options(link)
+        assert options.headers["DAV"] == "1, 2"
     job.join(timeout=30)
     assert not job.is_alive()
 

@@ -7,6 +7,9 @@ it then keeps who ended it and what its check-in did (:class:`Outcome`), so a re
 answers what the first did. Every change is a conditional update of the one record:
 :meth:`Checkouts.claim` lets one check-in at a time work, :meth:`Checkouts.settle` keeps the first
 outcome, and :meth:`Checkouts.extend` and :meth:`Checkouts.end` change only an open record.
+An editor's session (WOPI, WebDAV) is a check-out too, carrying the editor's ``lock``:
+:meth:`Checkouts.relock` changes it and :meth:`Checkouts.saved` records a save that keeps the
+check-out open, moving its base to the revision the save committed (ADR-0017).
 """
 
 from collections.abc import Sequence
@@ -70,6 +73,8 @@ class Checkout(BaseModel):
     """The check-in at work on it now, if any, until ``claimed_until``."""
     claimed_until: datetime | None = None
     """When that check-in's claim lapses, so a retry may take over from one that died."""
+    lock: str | None = None
+    """The editor's lock string, stored as given, if an editor's session holds it (ADR-0017)."""
 
     @property
     def checked_in(self) -> bool:
@@ -153,6 +158,20 @@ class Checkouts(Protocol):
         """
         ...
 
+    async def relock(self, scope: Scope, checkout_id: str, old: str, new: str) -> bool:
+        """Change an open check-out's lock from ``old`` to ``new``; return whether it did."""
+        ...
+
+    async def saved(
+        self, scope: Scope, checkout_id: str, outcome: Outcome, *, base: tuple[int, Digest] | None
+    ) -> bool:
+        """Record an editor's save on an open check-out, which stays open; return whether it was.
+
+        ``outcome`` is what the save did; ``base``, if given, is the version and digest the
+        save committed, the session's base from now on.
+        """
+        ...
+
     async def remove(self, scope: Scope, checkout_id: str) -> None:
         """Forget a check-out; a missing one is a no-op."""
         ...
@@ -232,6 +251,27 @@ class InMemoryCheckouts:
         if record.state == "open":
             record = _ended(record, "checked_in", by, at)
         return self._put(scope, record)
+
+    async def relock(self, scope: Scope, checkout_id: str, old: str, new: str) -> bool:
+        """Change an open check-out's lock; see :meth:`Checkouts.relock`."""
+        record = await self.get(scope, checkout_id)
+        if record is None or record.state != "open" or record.lock != old:
+            return False
+        self._put(scope, record.model_copy(update={"lock": new}))
+        return True
+
+    async def saved(
+        self, scope: Scope, checkout_id: str, outcome: Outcome, *, base: tuple[int, Digest] | None
+    ) -> bool:
+        """Record an editor's save; see :meth:`Checkouts.saved`."""
+        record = await self.get(scope, checkout_id)
+        if record is None or record.state != "open":
+            return False
+        update: dict[str, object] = {"outcome": outcome}
+        if base is not None:
+            update |= {"base_version": base[0], "base_sha256": base[1]}
+        self._put(scope, record.model_copy(update=update))
+        return True
 
     async def remove(self, scope: Scope, checkout_id: str) -> None:
         """Forget a check-out."""

@@ -14,12 +14,15 @@ removes what was put.
   someone discarded, is kept as a proposal against the head, never a silent overwrite. A
   check-out has one check-in: a retry, at once or later, answers what the first did
   (ADR-0009).
+- An editor (WOPI, WebDAV) holds its lock as a check-out and saves many times under it: each
+  save that changes something is a revision, or a proposal if the file moved on (ADR-0017).
 - While the app is off in a workspace (ADR-0006), upload, edit, check-out, extend and check-in
   are refused with :class:`~artifactr.files.core.errors.NotEnabled` before any lease; reads go on.
 
 The service tells these stories one module each, as the RFC's sections do: :mod:`.upload`,
 :mod:`.edit`, :mod:`.checkout` (check out, extend, discard), :mod:`.checkin`, :mod:`.reading`
-(content, text, review, pages and their render cache, proposals) and :mod:`.collection`; each
+(content, text, review, pages and their render cache, proposals), :mod:`.editing` (an editor's
+lock held as a check-out, and its saves) and :mod:`.collection`; each
 public method's body is in the module named for it. :mod:`.base` holds what they share: the
 ports and settings, the switch, a revision's manifest and blobs; :mod:`.spool` an incoming file.
 """
@@ -46,10 +49,11 @@ from artifactr.files.native.base import (
     MAX_SIZE,
     TEXT,
 )
-from artifactr.files.native.checkin import CLAIM_POLL, CLAIM_POLL_MAX, CheckedIn, CheckIn
+from artifactr.files.native.checkin import CLAIM_POLL, CLAIM_POLL_MAX, CheckedIn
 from artifactr.files.native.checkout import ARCHIVE_ACTION
 from artifactr.files.native.collection import Collection
 from artifactr.files.native.edit import Edit, Unchanged
+from artifactr.files.native.editing import EDITOR_TTL, MAX_LOCK, Editing, LockMismatch
 from artifactr.files.native.jobs import JOBS, QUEUE, Jobs
 from artifactr.files.native.reading import MAX_PAGE, MAX_SCALE, MIN_SCALE, SCALE_STEPS, Reading
 from artifactr.files.native.spool import SPOOL_SIZE, Spooled, spool
@@ -61,9 +65,11 @@ __all__ = [
     "CHECKOUT_TTL",
     "CLAIM_POLL",
     "CLAIM_POLL_MAX",
+    "EDITOR_TTL",
     "EDIT_TTL",
     "JSON",
     "MAX_ID",
+    "MAX_LOCK",
     "MAX_NAME",
     "MAX_PAGE",
     "MAX_SCALE",
@@ -73,6 +79,7 @@ __all__ = [
     "SPOOL_SIZE",
     "TEXT",
     "CheckedIn",
+    "LockMismatch",
     "NativeFiles",
     "Spooled",
     "Unchanged",
@@ -80,13 +87,14 @@ __all__ = [
 ]
 
 
-class NativeFiles(Upload, Edit, CheckIn, Reading, Collection):
+class NativeFiles(Upload, Edit, Editing, Reading, Collection):
     """The service behind every read and write of native files.
 
     Its parts are RFC-0003's stories: a file's life (:meth:`upload`, :meth:`edit`), a person's
     check-out (:meth:`check_out`, :meth:`extend`, :meth:`discard`, :meth:`check_in`), reading
     (:meth:`content`, :meth:`text`, :meth:`review`, :meth:`render`, the proposals' reads and
-    :meth:`pages`) and :meth:`collect`; the switch (:meth:`enabled`, :meth:`key_of`) and
+    :meth:`pages`), an editor's session (:meth:`lock`, :meth:`save`, :meth:`unlock`) and
+    :meth:`collect`; the switch (:meth:`enabled`, :meth:`key_of`) and
     :meth:`manifest` are common to all of them.
 
     Args:

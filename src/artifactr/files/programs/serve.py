@@ -14,6 +14,7 @@ assistant's run for olive proposes an edit, and the curl lines that try each ans
 
 import argparse
 import os
+import secrets
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -42,8 +43,10 @@ from artifactr.files.core.documents import build_docx
 from artifactr.files.core.errors import AppRefused
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.core.manifests import DOCX, WordDocument
+from artifactr.files.fastapi.capability import Capabilities
 from artifactr.files.fastapi.portal import PERSON_COOKIE, Person, portal_router
 from artifactr.files.fastapi.router import files_router
+from artifactr.files.fastapi.webdav import file_link, webdav_router
 from artifactr.files.mcp import add_native_file_tools
 from artifactr.files.native import NativeFiles
 from artifactr.files.programs.demo import choose_app
@@ -276,6 +279,7 @@ def create_app(
             # An app whose commands are neither WordCraft's nor LibreOffice's: no suggestion then.
             say(f"the assistant's suggestion was not seeded: {refused.reason}")
         _instructions(say, base_url, f"{WORKSPACE}/files/{outcome.artifact_id}", name)
+        say(f"WebDAV {file_link(base_url, links, ws, outcome.artifact_id, name)}")
         try:
             async with mcp.lifespan():
                 yield
@@ -283,9 +287,14 @@ def create_app(
             await runner.aclose()
             await engine.dispose()
 
+    # Capability links for desktop apps (ADR-0018), signed with a secret of this run's own.
+    links = Capabilities(os.environ.get("ARTIFACTR_FILES_SECRET") or secrets.token_urlsafe(32))
     app = FastAPI(title="artifactr.files", lifespan=lifespan)
     app.include_router(artifactr_router(workspaces, runner, resolve_actor=resolve_actor))
     app.include_router(files_router(files, workspaces, resolve_actor=resolve_actor))
+    app.include_router(
+        webdav_router(files, workspaces, resolve_actor=resolve_actor, capabilities=links)
+    )
     app.include_router(
         portal_router(
             files,

@@ -17,6 +17,7 @@ from sqlalchemy import ColumnElement, Row, delete, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from artifactr.files.core.checkouts import Checkout, Ended, Outcome
+from artifactr.files.core.manifests import Digest
 from artifactr.files.sql._connections import DatabaseNow, TenantConnections, finished, upsert_into
 from artifactr.files.sql.tables import CheckoutRow
 
@@ -132,6 +133,42 @@ class SqlCheckouts:
             return await _read(connection, scope, checkout_id)
 
     @finished
+    async def relock(self, scope: Scope, checkout_id: str, old: str, new: str) -> bool:
+        """Change an open check-out's lock from ``old`` to ``new``; return whether it did."""
+        async with self._connections.begin(scope.tenant_id) as connection:
+            changed = await connection.execute(
+                update(CheckoutRow)
+                .where(
+                    *_record(scope, checkout_id),
+                    CheckoutRow.state == "open",
+                    CheckoutRow.lock == old,
+                )
+                .values(lock=new)
+            )
+        return changed.rowcount > 0
+
+    @finished
+    async def saved(
+        self, scope: Scope, checkout_id: str, outcome: Outcome, *, base: tuple[int, Digest] | None
+    ) -> bool:
+        """Record an editor's save on an open check-out, moving its base if ``base`` is given."""
+        values: dict[str, Any] = {
+            "outcome": outcome.status,
+            "outcome_version": outcome.version,
+            "proposal_id": outcome.proposal_id,
+            "fingerprint": outcome.fingerprint,
+        }
+        if base is not None:
+            values |= {"base_version": base[0], "base_sha256": base[1]}
+        async with self._connections.begin(scope.tenant_id) as connection:
+            changed = await connection.execute(
+                update(CheckoutRow)
+                .where(*_record(scope, checkout_id), CheckoutRow.state == "open")
+                .values(**values)
+            )
+        return changed.rowcount > 0
+
+    @finished
     async def remove(self, scope: Scope, checkout_id: str) -> None:
         """Forget a check-out; a missing one is a no-op."""
         async with self._connections.begin(scope.tenant_id) as connection:
@@ -208,6 +245,7 @@ def _values(checkout: Checkout) -> dict[str, Any]:
         "fingerprint": None if outcome is None else outcome.fingerprint,
         "claim": checkout.claim,
         "claimed_until": checkout.claimed_until,
+        "lock": checkout.lock,
     }
 
 
@@ -227,6 +265,7 @@ _RECORD = select(
     CheckoutRow.fingerprint,
     CheckoutRow.claim,
     CheckoutRow.claimed_until,
+    CheckoutRow.lock,
 )
 """A check-out record's columns, as :func:`_checkout` reads them."""
 
@@ -255,4 +294,5 @@ def _checkout(row: Row[*tuple[Any, ...]]) -> Checkout:
         outcome=outcome,
         claim=row.claim,
         claimed_until=row.claimed_until,
+        lock=row.lock,
     )

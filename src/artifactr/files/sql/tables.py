@@ -167,6 +167,8 @@ class CheckoutRow(ScopedRow):
     claim: Mapped[str | None]
     """The token of the check-in at work on it, until ``claimed_until``."""
     claimed_until: Mapped[datetime | None] = mapped_column(UtcDateTime())
+    lock: Mapped[str | None]
+    """The editor's lock string (WOPI, WebDAV), as given; null for a person's check-out."""
 
 
 TABLES = tuple(metadata.tables)

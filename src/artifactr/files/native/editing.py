@@ -1,0 +1,362 @@
+"""An editor's session: a lock held as a check-out, and many saves under it (ADR-0017).
+
+A browser or desktop editor (Collabora or OnlyOffice over WOPI, Word or LibreOffice over
+WebDAV) locks a file while it is open and saves many times under the lock. This part is that
+session, protocol-neutral, so the routers that speak to editors stay thin:
+
+- :meth:`Editing.lock` holds the editor's lock as a check-out for the handle's actor: the same
+  access checks, switch and hiding as :meth:`~.checkout.CheckOut.check_out`, with the lock
+  string recorded on the check-out. The same string again is a refresh of the same record.
+  Anyone else holding the file (another lock, a person's check-out, an agent's edit) is
+  :class:`~artifactr.files.core.leases.ArtifactBusy`; a refusal for another lock is a
+  :class:`LockMismatch` carrying that lock. The lease is taken first, then the head read: that
+  head is the session's base.
+- :meth:`Editing.save` is a check-in that keeps the check-out: screened, inspected, put, then
+  committed as the person with a test on the base digest, the base moving to the new head. A
+  save equal to the head makes nothing new (``unchanged``), so a retried save is never doubled;
+  a save after someone else's revision is kept as a proposal against the head, the base
+  staying where it was. Without the lock it is refused with the lock that holds the file.
+- :meth:`Editing.unlock` ends the session: checked in if a save committed or proposed, else
+  discarded; :meth:`Editing.relock` swaps the lock string; :meth:`Editing.refresh` renews it.
+
+The lock is the editor session's, not one person's: anyone who may edit the file and presents
+the same string acts in that session (Collabora shares one lock among the people editing a
+document together), and each save commits as the person who saved.
+"""
+
+import asyncio
+from collections.abc import AsyncIterable
+from datetime import timedelta
+from typing import ClassVar, Final, override
+
+from artifactr.core import ValidationFailed, new_id
+from artifactr.workspace import Access, Scope, Workspace
+from pydantic import JsonValue
+
+from artifactr.files.core import log
+from artifactr.files.core.checkouts import Checkout, Outcome, holder_of
+from artifactr.files.core.fingerprint import fingerprint
+from artifactr.files.core.leases import (
+    EDIT_ACTION,
+    ArtifactBusy,
+    ArtifactLease,
+    hold_artifact,
+    scope_of,
+)
+from artifactr.files.core.manifests import NativeFile, clean_text
+from artifactr.files.core.visibility import visible
+from artifactr.files.native.checkin import CheckedIn, CheckIn
+from artifactr.files.native.spool import spool
+
+EDITOR_TTL: Final = timedelta(minutes=30)
+"""How long an editor's lock lasts unless refreshed: WOPI's 30 minutes."""
+
+MAX_LOCK: Final = 1024
+"""The most characters a lock string may have (WOPI's extended lock length)."""
+
+CHECKOUT_PREFIX: Final = "checkout:"
+"""How a check-out's lease holder begins."""
+
+
+class LockMismatch(ArtifactBusy):
+    """The lock given is not the one that holds the file: another, or none (``lock`` is None).
+
+    An :class:`~artifactr.files.core.leases.ArtifactBusy` with its own code, ``lock_mismatch``;
+    its details add the ``lock`` that holds the file, so an editor's router can answer with it
+    (WOPI's ``409`` with ``X-WOPI-Lock``, WebDAV's ``423``).
+    """
+
+    code: ClassVar[str] = "lock_mismatch"
+
+    def __init__(self, artifact_id: str, lease: ArtifactLease | None, lock: str | None) -> None:
+        super().__init__(artifact_id, lease)
+        if lease is None:
+            self.args = (f"artifact {artifact_id} is not locked",)
+        self.lock = lock
+
+    @override
+    def details(self) -> dict[str, JsonValue]:
+        """Return the artifact, who holds it and until when, and the lock that holds it."""
+        return {**super().details(), "lock": self.lock}
+
+
+class Editing(CheckIn):
+    """The part of the service that holds an editor's lock as a check-out and saves under it."""
+
+    @log.logged("locked")
+    async def lock(
+        self, ws: Workspace, artifact_id: str, *, lock: str, ttl: timedelta = EDITOR_TTL
+    ) -> Checkout:
+        """Hold the file for an editor's session under ``lock``; the same lock again refreshes.
+
+        Raises:
+            ValidationFailed: If the lock is empty, longer than :data:`MAX_LOCK` or not ASCII.
+            NotFound: If the artifact is missing or hidden.
+            NotEnabled: If the app is off here.
+            Forbidden: If the actor may not edit it.
+            LockMismatch: If another editor's lock holds it.
+            ArtifactBusy: If a person's check-out or an agent's edit holds it.
+        """
+        _check_lock(lock)
+        await visible(ws, NativeFile, artifact_id)
+        await self._require_enabled(ws)
+        scope = scope_of(ws)
+        for record in await self.checkouts.open_on(scope, artifact_id):
+            if record.lock == lock:
+                return await self._renew(ws, record, ttl)
+        checkout_id = new_id("co")
+        try:
+            lease = await hold_artifact(
+                ws, self.leases, artifact_id, holder=holder_of(checkout_id, ws.actor), ttl=ttl
+            )
+        except ArtifactBusy as busy:
+            raise await self._busy(scope, artifact_id, busy.lease) from None
+        # The lease is held: the head read now is the base no one can move but this session.
+        try:
+            version, head = await self.manifest(ws, artifact_id)
+            record = Checkout(
+                id=checkout_id,
+                artifact_id=artifact_id,
+                base_version=version,
+                base_sha256=head.content.sha256,
+                actor=ws.actor,
+                expires_at=lease.expires_at,
+                lock=lock,
+            )
+            await self._end_lapsed(ws, artifact_id)
+            await self.checkouts.add(scope, record)
+        except BaseException:
+            await self.leases.release(scope, artifact_id, holder_of(checkout_id, ws.actor))
+            raise
+        return record
+
+    @log.logged("lock_refreshed")
+    async def refresh(
+        self, ws: Workspace, artifact_id: str, *, lock: str, ttl: timedelta = EDITOR_TTL
+    ) -> Checkout:
+        """Renew the session ``lock`` holds for ``ttl`` from now.
+
+        Raises:
+            NotFound: If the artifact is missing or hidden.
+            NotEnabled: If the app is off here.
+            Forbidden: If the actor may not edit it.
+            LockMismatch: If ``lock`` doesn't hold the file (another does, or none).
+        """
+        record = await self._session(ws, artifact_id, lock)
+        await self._require_enabled(ws)
+        return await self._renew(ws, record, ttl)
+
+    async def current_lock(self, ws: Workspace, artifact_id: str) -> str | None:
+        """Return the editor's lock that holds the file now, or None; a read.
+
+        None too when a person's check-out or an agent's edit holds it: no editor's lock does.
+
+        Raises:
+            NotFound: If the artifact is missing or hidden.
+        """
+        await visible(ws, NativeFile, artifact_id)
+        _, record = await self._holding(scope_of(ws), artifact_id)
+        return None if record is None else record.lock
+
+    @log.logged("unlocked")
+    async def unlock(self, ws: Workspace, artifact_id: str, *, lock: str) -> Checkout:
+        """End the session ``lock`` holds and free the file; return the record as it ended.
+
+        A session whose saves committed or were proposed ends checked in; one with none ends
+        discarded. Unlocking is allowed while the app is off, so an editor can let go.
+
+        Raises:
+            NotFound: If the artifact is missing or hidden.
+            Forbidden: If the actor may not edit it.
+            LockMismatch: If ``lock`` doesn't hold the file (another does, or none).
+        """
+        record = await self._session(ws, artifact_id, lock)
+        scope = scope_of(ws)
+        state = "discarded" if record.outcome is None else "checked_in"
+        # The record ends first, then the lease goes: a refresh in between sees it ended.
+        ended = await self.checkouts.end(scope, record.id, state, by=ws.actor, at=self._clock())
+        await self.leases.release(scope, artifact_id, record.holder)
+        return ended or record
+
+    @log.logged("relocked")
+    async def relock(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        *,
+        old: str,
+        new: str,
+        ttl: timedelta = EDITOR_TTL,
+    ) -> Checkout:
+        """Swap the session's lock ``old`` for ``new``, and renew it for ``ttl``.
+
+        Raises:
+            ValidationFailed: If ``new`` is empty, too long or not ASCII.
+            NotFound: If the artifact is missing or hidden.
+            NotEnabled: If the app is off here.
+            Forbidden: If the actor may not edit it.
+            LockMismatch: If ``old`` doesn't hold the file (another lock does, or none).
+        """
+        _check_lock(new)
+        record = await self._session(ws, artifact_id, old)
+        await self._require_enabled(ws)
+        scope = scope_of(ws)
+        if not await self.checkouts.relock(scope, record.id, old, new):
+            raise await self._mismatch(scope, artifact_id)
+        return await self._renew(ws, record.model_copy(update={"lock": new}), ttl)
+
+    @log.logged("saved")
+    async def save(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        data: AsyncIterable[bytes],
+        *,
+        lock: str,
+        summary: str | None = None,
+    ) -> CheckedIn:
+        """Save a file under the session ``lock`` holds: a check-in that keeps the check-out.
+
+        Equal to the head (by fingerprint): ``unchanged``, nothing written, so a retry after a
+        lost answer makes nothing new. On the session's base, with its lease held: committed
+        as the person (source ``check_in``), and the base moves to the new version. Otherwise
+        (someone else's revision came first): kept as a proposal against the head, and the
+        base stays, so every later save of the session is a proposal too until it reloads.
+
+        The lock is checked before a byte is read, so a refusal costs no upload.
+
+        Raises:
+            NotFound: If the artifact is missing or hidden.
+            NotEnabled: If the app is off here.
+            Forbidden: If the actor may not edit it.
+            LockMismatch: If ``lock`` doesn't hold the file (another does, or none).
+            FileTooLarge: If the stream is over the size limit.
+            UnsafeFile: If the file is not a package or is hostile.
+            AppFailure: If the app can't read it.
+        """
+        summary = clean_text(summary or "") or None
+        record = await self._session(ws, artifact_id, lock)
+        await self._require_enabled(ws)
+        await ws.check(Access(action=EDIT_ACTION, artifact_id=artifact_id))
+        incoming = await spool(data, limit=self._max_size)
+        try:
+            printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
+            version, head = await self.manifest(ws, artifact_id)
+            previous = record.outcome
+            if printed == head.fingerprint:
+                outcome = Outcome(status="unchanged", version=version, fingerprint=printed)
+                return _saved(record, outcome)
+            if previous is not None and previous.fingerprint == printed:
+                return _saved(record, previous)  # a retry of a save kept as a proposal
+            after = await self._written(ws, record, head, incoming, printed)
+        finally:
+            incoming.close()
+        note = summary or f"saved {head.name} in an editor"
+        scope = scope_of(ws)
+        outcome = None
+        if version == record.base_version and await self._holds(scope, record):
+            outcome = await self._commit(ws, record, after, note, printed)
+        if outcome is None:
+            outcome = await self._propose(ws, record, after, note, printed)
+        base = None
+        if outcome.status == "applied":
+            base = (outcome.version, after.content.sha256)
+        await self.checkouts.saved(scope, record.id, outcome, base=base)
+        return _saved(record, outcome)
+
+    # ─── the session a lock names ─────────────────────────────────────────────
+
+    async def _holding(
+        self, scope: Scope, artifact_id: str
+    ) -> tuple[ArtifactLease | None, Checkout | None]:
+        """Return the live lease and the open check-out it names, if a check-out holds it."""
+        lease = await self.leases.current(scope, artifact_id)
+        if lease is None or not lease.holder.startswith(CHECKOUT_PREFIX):
+            return lease, None
+        checkout_id = lease.holder.removeprefix(CHECKOUT_PREFIX).split(":", 1)[0]
+        record = await self.checkouts.get(scope, checkout_id)
+        if record is None or record.state != "open" or record.holder != lease.holder:
+            return lease, None
+        return lease, record
+
+    async def _holds(self, scope: Scope, record: Checkout) -> bool:
+        lease = await self.leases.current(scope, record.artifact_id)
+        return lease is not None and lease.holder == record.holder
+
+    async def _session(self, ws: Workspace, artifact_id: str, lock: str) -> Checkout:
+        """Return the open check-out whose lock ``lock`` is and whose lease holds the file."""
+        await visible(ws, NativeFile, artifact_id)
+        scope = scope_of(ws)
+        lease, record = await self._holding(scope, artifact_id)
+        if record is None or record.lock is None or record.lock != lock:
+            raise LockMismatch(artifact_id, lease, None if record is None else record.lock)
+        return record
+
+    async def _mismatch(self, scope: Scope, artifact_id: str) -> LockMismatch:
+        lease, record = await self._holding(scope, artifact_id)
+        return LockMismatch(artifact_id, lease, None if record is None else record.lock)
+
+    async def _busy(
+        self, scope: Scope, artifact_id: str, lease: ArtifactLease | None
+    ) -> ArtifactBusy:
+        """Return the refusal for a lock the file's holder refused: with its lock, if it has one."""
+        held, record = await self._holding(scope, artifact_id)
+        if record is not None and record.lock is not None:
+            return LockMismatch(artifact_id, held, record.lock)
+        return ArtifactBusy(artifact_id, held or lease)
+
+    async def _renew(self, ws: Workspace, record: Checkout, ttl: timedelta) -> Checkout:
+        """Renew a session's lease and record for ``ttl``.
+
+        The lease is taken first, then the record extended only if it is still open: a renewal
+        that lost to an unlock lets go of the lease at once, and is refused as a mismatch.
+
+        Raises:
+            Forbidden: If the actor may not edit it.
+            LockMismatch: If it ended meanwhile, or its lease lapsed and another lock holds it.
+            ArtifactBusy: If its lease lapsed and someone else holds the file now.
+        """
+        scope = scope_of(ws)
+        try:
+            lease = await hold_artifact(
+                ws, self.leases, record.artifact_id, holder=record.holder, ttl=ttl
+            )
+        except ArtifactBusy as busy:
+            raise await self._busy(scope, record.artifact_id, busy.lease) from None
+        if not await self.checkouts.extend(scope, record.id, lease.expires_at):
+            await self.leases.release(scope, record.artifact_id, record.holder)
+            raise await self._mismatch(scope, record.artifact_id)
+        return record.model_copy(update={"expires_at": lease.expires_at})
+
+    async def _end_lapsed(self, ws: Workspace, artifact_id: str) -> None:
+        """End the editors' sessions on a file whose lease lapsed: a new lock now holds it."""
+        scope = scope_of(ws)
+        for record in await self.checkouts.open_on(scope, artifact_id):
+            if record.lock is not None:
+                state = "discarded" if record.outcome is None else "checked_in"
+                await self.checkouts.end(scope, record.id, state, by=ws.actor, at=self._clock())
+
+
+def _check_lock(lock: str) -> None:
+    """Refuse a lock string WOPI and WebDAV would not send."""
+    problem = None
+    if not lock:
+        problem = ("missing", "a lock needs at least one character")
+    elif len(lock) > MAX_LOCK:
+        problem = ("too_long", f"a lock has at most {MAX_LOCK} characters")
+    elif not lock.isascii():
+        problem = ("not_ascii", "a lock is ASCII characters")
+    if problem is not None:
+        kind, message = problem
+        raise ValidationFailed(
+            "the lock is refused", [{"loc": ["lock"], "msg": message, "type": kind}]
+        )
+
+
+def _saved(record: Checkout, outcome: Outcome) -> CheckedIn:
+    return CheckedIn(
+        status=outcome.status,
+        artifact_id=record.artifact_id,
+        version=outcome.version,
+        proposal_id=outcome.proposal_id,
+    )

@@ -589,3 +589,17 @@ async def test_a_lock_after_a_person_s_lapsed_check_out_leaves_that_check_out_to
     env.clock.advance(timedelta(hours=9))
     await env.files.lock(await env.ws(), artifact_id, lock="L1")
     assert await env.files.open_checkouts(bob, artifact_id) == [checkout]
+
+
+async def test_a_save_of_a_version_the_head_moved_on_from_is_a_proposal(env: Env) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    ws = await env.ws()
+    await env.files.lock(ws, artifact_id, lock="L1")
+    first = await env.files.save(ws, artifact_id, chunks(edited(data, b"One")), lock="L1")
+    assert first.version == 2
+    # The editor loaded version 1, and says so: the head moved on since, so it proposes.
+    stale = await env.files.save(ws, artifact_id, chunks(edited(data, b"Two")), lock="L1", loaded=1)
+    assert (stale.status, stale.version) == ("proposed", 2)
+    fresh = await env.files.save(ws, artifact_id, chunks(edited(data, b"3")), lock="L1", loaded=2)
+    assert (fresh.status, fresh.version) == ("applied", 3)

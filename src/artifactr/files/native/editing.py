@@ -214,6 +214,7 @@ class Editing(CheckIn):
         *,
         lock: str,
         summary: str | None = None,
+        loaded: int | None = None,
     ) -> CheckedIn:
         """Save a file under the session ``lock`` holds: a check-in that keeps the check-out.
 
@@ -222,6 +223,8 @@ class Editing(CheckIn):
         as the person (source ``check_in``), and the base moves to the new version. Otherwise
         (someone else's revision came first): kept as a proposal against the head, and the
         base stays, so every later save of the session is a proposal too until it reloads.
+        ``loaded`` is the version the editor says it loaded, if it says: a head that moved on
+        from it makes the save a proposal too, even on the session's base.
 
         The lock is checked before a byte is read, so a refusal costs no upload.
 
@@ -254,7 +257,8 @@ class Editing(CheckIn):
         note = summary or f"saved {head.name} in an editor"
         scope = scope_of(ws)
         outcome = None
-        if version == record.base_version and await self._holds(scope, record):
+        on_base = version == record.base_version and loaded in (None, version)
+        if on_base and await self._holds(scope, record):
             outcome = await self._commit(ws, record, after, note, printed)
         if outcome is None:
             outcome = await self._propose(ws, record, after, note, printed)

@@ -66,6 +66,7 @@ class Host:
 
     app: FastAPI
     files: NativeFiles
+    fake: FakeApp
     workspaces: Workspaces
     switch: InMemoryIntegrations
     clock: Clock
@@ -129,7 +130,11 @@ async def _once(data: bytes) -> AsyncIterator[bytes]:
 
 
 async def build_host(
-    engine: AsyncEngine, *, discovery: DiscoveryCache | None = None, **options: Any
+    engine: AsyncEngine,
+    *,
+    discovery: DiscoveryCache | None = None,
+    origin: str | None = "https://cool.test",
+    **options: Any,
 ) -> Host:
     """Return a host over a migrated database: the files and WOPI routers in one app."""
     await migrate(engine)
@@ -137,9 +142,10 @@ async def build_host(
     clock = Clock()
     switch = InMemoryIntegrations()
     storage = SqlStorage(engine)
+    fake = FakeApp()
     files = NativeFiles(
         blobs=SqlBlobs(engine, clock=clock),
-        app=FakeApp(),
+        app=fake,
         leases=SqlLeases(engine, clock=clock),
         checkouts=SqlCheckouts(engine),
         renders=SqlRenders(engine),
@@ -164,12 +170,12 @@ async def build_host(
         hidden=hides,
     )
     settings = WopiSettings(
-        secret=SECRET, discovery=discovery, clock=clock, post_message_origin="https://cool.test"
+        secret=SECRET, discovery=discovery, clock=clock, post_message_origin=origin
     )
     app = FastAPI(title="wopi host")
     app.include_router(files_router(files, workspaces, resolve_actor=resolve_actor))
     app.include_router(wopi_router(files, workspaces, settings))
-    return Host(app, files, workspaces, switch, clock, settings, hidden=hidden)
+    return Host(app, files, fake, workspaces, switch, clock, settings, hidden=hidden)
 
 
 @asynccontextmanager

@@ -7,14 +7,18 @@ hostile zips, bad locks and unknown overrides (400), and unsupported operations 
 """
 
 import io
+import os
 import zipfile
 from collections.abc import AsyncIterator
 from datetime import timedelta
 
+import jwt
 import pytest
+from artifactr import UserActor
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files.core.app_port import AppCommand
+from artifactr.files.core.blobs import CHUNK_SIZE
 from artifactr.files.core.leases import ArtifactBusy
 from artifactr.files.fastapi.wopi import (
     editor_launch,
@@ -23,13 +27,19 @@ from artifactr.files.fastapi.wopi import (
     wopi_src,
 )
 from artifactr.files.fastapi.wopi_discovery import DiscoveryCache
-from artifactr.files.fastapi.wopi_tokens import mint_access_token
+from artifactr.files.fastapi.wopi_tokens import (
+    ISSUER,
+    AccessTokenRefused,
+    mint_access_token,
+    read_access_token,
+)
 from tests.wopi import (
     AGENT,
     EDDIE,
     ERIN,
     MALLORY,
     RITA,
+    SECRET,
     TENANT,
     WORKSPACE,
     Host,
@@ -67,6 +77,14 @@ def edited(data: bytes, words: str) -> bytes:
             if info.filename == "word/document.xml":
                 content = content.replace(b"Draft", words.encode())
             target.writestr(info, content)
+    return out.getvalue()
+
+
+def with_noise(data: bytes, size: int) -> bytes:
+    """A package with a stored part of random bytes: large, and never smaller zipped."""
+    out = io.BytesIO(data)
+    with zipfile.ZipFile(out, "a", zipfile.ZIP_STORED) as package:
+        package.writestr("word/media/noise.bin", os.urandom(size))
     return out.getvalue()
 
 
@@ -404,3 +422,72 @@ async def test_the_portal_gets_the_edit_or_view_action_and_a_token_for_the_perso
             await editor_launch(host.settings, host.files, agent, artifact_id, base_url=base)
             is None
         )
+
+
+async def test_a_large_file_streams_whole_and_an_app_failure_is_its_status(
+    engine: AsyncEngine,
+) -> None:
+    async with in_process(await build_host(engine, origin=None)) as host:
+        data = with_noise(document("Draft"), CHUNK_SIZE + CHUNK_SIZE // 2)
+        assert len(data) > CHUNK_SIZE
+        artifact_id = await host.upload(data)
+        assert await head_bytes(host, artifact_id) == data
+        assert "PostMessageOrigin" not in (await host.call(artifact_id)).json()
+        await host.call(artifact_id, "LOCK", X_WOPI_Lock="L1")
+        host.fake.fail_next("crashed")
+        crashed = await host.call(
+            artifact_id, "PUT", contents=True, body=edited(document("Draft"), "X"), X_WOPI_Lock="L1"
+        )
+        assert (crashed.status_code, crashed.json()["detail"]["type"]) == (502, "app_crashed")
+
+
+async def test_the_portal_gets_no_editor_when_discovery_has_no_action_for_a_docx(
+    engine: AsyncEngine,
+) -> None:
+    async def fetch(url: str) -> bytes:
+        return b"<wopi-discovery><app name='Excel'><action name='edit' ext='xlsx' urlsrc='https://x/'/></app></wopi-discovery>"
+
+    cache = DiscoveryCache("https://cool.test/hosting/discovery", fetch=fetch)
+    async with in_process(await build_host(engine, discovery=cache)) as host:
+        artifact_id = await host.upload()
+        launch = await editor_launch(
+            host.settings, host.files, await host.ws(), artifact_id, base_url="http://h"
+        )
+        assert launch is None
+
+
+def test_a_short_secret_is_refused_and_a_token_must_name_someone() -> None:
+    with pytest.raises(ValueError, match="32 bytes"):
+        mint_access_token(
+            b"short",
+            tenant_id=TENANT,
+            workspace_id=WORKSPACE,
+            artifact_id="art_1",
+            person=EDDIE,
+        )
+    claims = {
+        "iss": ISSUER,
+        "sub": "",
+        "tid": TENANT,
+        "wid": WORKSPACE,
+        "aid": "art_1",
+        "exp": 2**40,
+    }
+    token = jwt.encode(claims, SECRET.encode(), algorithm="HS256")
+    with pytest.raises(AccessTokenRefused, match="not a time"):
+        read_access_token(SECRET, token, artifact_id="art_1")
+    token = jwt.encode({**claims, "exp": 2**33}, SECRET.encode(), algorithm="HS256")
+    with pytest.raises(AccessTokenRefused, match="names no one"):
+        read_access_token(SECRET, token, artifact_id="art_1")
+    granted = read_access_token(
+        SECRET,
+        mint_access_token(
+            SECRET,
+            tenant_id=TENANT,
+            workspace_id=WORKSPACE,
+            artifact_id="art_1",
+            person=UserActor(id="ann"),
+        ).token,
+        artifact_id="art_1",
+    )
+    assert (granted.person.id, granted.person.name) == ("ann", "ann")

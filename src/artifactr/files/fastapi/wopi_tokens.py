@@ -136,7 +136,10 @@ def read_access_token(
         )
     except jwt.InvalidTokenError as error:
         raise AccessTokenRefused(f"the access token is refused: {type(error).__name__}") from None
-    expires = datetime.fromtimestamp(claims["exp"], tz=UTC)
+    try:
+        expires = datetime.fromtimestamp(claims["exp"], tz=UTC)
+    except (OverflowError, ValueError, TypeError):
+        raise AccessTokenRefused("the access token's expiry is not a time") from None
     if expires <= clock():
         raise AccessTokenRefused("the access token has expired")
     if claims["aid"] != artifact_id:

@@ -21,10 +21,20 @@ views a page, but may not check out or check in; eddie checks out, is refused a 
 while he holds it, and checks in::
 
     python -m artifactr.files.programs.serve --port 8000
+
+The WOPI host (:mod:`artifactr.files.fastapi.wopi`) is mounted too, its tokens signed with
+``ARTIFACTR_FILES_WOPI_SECRET`` (a random secret per run if unset), and the job prints one line
+for eddie's document, the three arguments a WOPI validator or an editor takes::
+
+    WOPI WOPISrc=<url> access_token=<token> access_token_ttl=<ms>
+
+With ``ARTIFACTR_FILES_WOPI_DISCOVERY`` (an editor's discovery URL, Collabora's
+``https://<host>/hosting/discovery``), requests' proofs are verified with its keys.
 """
 
 import argparse
 import os
+import secrets
 import sys
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -52,6 +62,9 @@ from artifactr.files.core.integrations import InMemoryIntegrations, integration_
 from artifactr.files.core.manifests import DOCX, WordDocument
 from artifactr.files.fastapi.portal import PERSON_COOKIE, Person, portal_router
 from artifactr.files.fastapi.router import files_router
+from artifactr.files.fastapi.wopi import WopiSettings, wopi_router, wopi_src
+from artifactr.files.fastapi.wopi_discovery import DiscoveryCache
+from artifactr.files.fastapi.wopi_tokens import mint_access_token
 from artifactr.files.native import NativeFiles
 from artifactr.files.programs.demo import choose_app
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
@@ -90,6 +103,12 @@ ASSISTANT = AgentActor(thread_id="thr_seed", run_id="run_seed", on_behalf_of=Use
 
 OWNER = "olive"
 """The tenant's owner, who granted the two people their roles at start-up."""
+
+WOPI_SECRET: Final = "ARTIFACTR_FILES_WOPI_SECRET"
+"""The variable that holds the WOPI host's secret; a random one per run if unset."""
+
+WOPI_DISCOVERY: Final = "ARTIFACTR_FILES_WOPI_DISCOVERY"
+"""The variable that holds an editor's discovery URL, if one is configured."""
 
 APPLICATION = ServicePrincipal(id="artifactr-files")
 """The application's own principal: the runner and the collector act as it."""
@@ -218,6 +237,11 @@ def create_app(
         native_app: The app that reads, edits and renders the files: FakeApp if omitted.
     """
     engine = create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
+    discovery = os.environ.get(WOPI_DISCOVERY)
+    wopi = WopiSettings(
+        secret=os.environ.get(WOPI_SECRET) or secrets.token_urlsafe(32),
+        discovery=DiscoveryCache(discovery) if discovery else None,
+    )
     switch = InMemoryIntegrations()
     native_app = native_app or FakeApp()
     suggestion = SUGGESTIONS.get(native_app.name, SUGGESTION)
@@ -257,6 +281,15 @@ def create_app(
             # An app whose commands are neither WordCraft's nor LibreOffice's: no suggestion then.
             say(f"the assistant's suggestion was not seeded: {refused.reason}")
         _instructions(say, base_url, f"{WORKSPACE}/files/{outcome.artifact_id}", name)
+        token = mint_access_token(
+            wopi.secret,
+            tenant_id=TENANT,
+            workspace_id=WORKSPACE,
+            artifact_id=outcome.artifact_id,
+            person=EDITOR,
+        )
+        source = wopi_src(base_url, outcome.artifact_id)
+        say(f"WOPI WOPISrc={source} access_token={token.token} access_token_ttl={token.ttl}")
         try:
             yield
         finally:
@@ -264,8 +297,10 @@ def create_app(
             await engine.dispose()
 
     app = FastAPI(title="artifactr.files", lifespan=lifespan)
+    app.state.wopi = wopi  # what the portal's "Edit in the browser" reads (editor_launch)
     app.include_router(artifactr_router(workspaces, runner, resolve_actor=resolve_actor))
     app.include_router(files_router(files, workspaces, resolve_actor=resolve_actor))
+    app.include_router(wopi_router(files, workspaces, wopi))
     app.include_router(
         portal_router(
             files,

@@ -134,12 +134,15 @@ async def build_host(
     *,
     discovery: DiscoveryCache | None = None,
     origin: str | None = "https://cool.test",
+    clock: Clock | None = None,
+    migrated: bool = False,
     **options: Any,
 ) -> Host:
     """Return a host over a migrated database: the files and WOPI routers in one app."""
-    await migrate(engine)
-    await migrate_files(engine)
-    clock = Clock()
+    if not migrated:
+        await migrate(engine)
+        await migrate_files(engine)
+    clock = clock or Clock()
     switch = InMemoryIntegrations()
     storage = SqlStorage(engine)
     fake = FakeApp()

@@ -603,3 +603,20 @@ async def test_a_save_of_a_version_the_head_moved_on_from_is_a_proposal(env: Env
     assert (stale.status, stale.version) == ("proposed", 2)
     fresh = await env.files.save(ws, artifact_id, chunks(edited(data, b"3")), lock="L1", loaded=2)
     assert (fresh.status, fresh.version) == ("applied", 3)
+
+
+async def test_an_editor_that_reloaded_the_head_saves_on_it_in_the_same_session(env: Env) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    ws = await env.ws()
+    await env.files.lock(ws, artifact_id, lock="L1", ttl=timedelta(minutes=1))
+    env.clock.advance(timedelta(minutes=2))
+    bob = await env.ws(BOB)
+    checkout = await env.files.check_out(bob, artifact_id)
+    await env.files.check_in(bob, checkout.id, chunks(edited(data, b"Bob")))
+    await env.files.lock(ws, artifact_id, lock="L1")  # the same, stale session
+    stale = await env.files.save(ws, artifact_id, chunks(edited(data, b"Old")), lock="L1", loaded=1)
+    assert stale.status == "proposed"
+    # The editor reloads version 2 and says so: its save is on the head.
+    fresh = await env.files.save(ws, artifact_id, chunks(edited(data, b"New")), lock="L1", loaded=2)
+    assert (fresh.status, fresh.version) == ("applied", 3)

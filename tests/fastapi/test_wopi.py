@@ -7,6 +7,7 @@ hostile zips, bad locks and unknown overrides (400), and unsupported operations 
 """
 
 import io
+import logging
 import os
 import zipfile
 from collections.abc import AsyncIterator
@@ -491,3 +492,24 @@ def test_a_short_secret_is_refused_and_a_token_must_name_someone() -> None:
         artifact_id="art_1",
     )
     assert (granted.person.id, granted.person.name) == ("ann", "ann")
+
+
+async def test_no_log_record_carries_a_token(host: Host, caplog: pytest.LogCaptureFixture) -> None:
+    artifact_id = await host.upload()
+    token = host.token(artifact_id)
+    with caplog.at_level(logging.DEBUG):
+        await host.call(artifact_id, token=token)
+        await host.call(artifact_id, "LOCK", token=token, X_WOPI_Lock="L1")
+        body = edited(document("Draft"), "Logged")
+        await host.call(artifact_id, "PUT", contents=True, token=token, body=body, X_WOPI_Lock="L1")
+        await host.call(artifact_id, "LOCK", token=token, person=ERIN, X_WOPI_Lock="L2")
+        await host.call(artifact_id, token=token[:-4] + "AAAA")
+    # The test's own HTTP client logs the URLs it calls: the host's records are the rest.
+    logged = "\n".join(
+        record.getMessage() + repr(record.__dict__)
+        for record in caplog.records
+        if not record.name.startswith(("httpx", "httpcore"))
+    )
+    assert "locked" in logged
+    assert "saved" in logged
+    assert token[:-4] not in logged

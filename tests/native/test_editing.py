@@ -27,7 +27,7 @@ from artifactr.files.core.integrations import integration_gate
 from artifactr.files.core.leases import ArtifactBusy
 from artifactr.files.core.revisions import revision_patch
 from artifactr.files.native import EDITOR_TTL, MAX_LOCK, LockMismatch
-from tests.native.conftest import AGENT, ALICE, BOB, Env, chunks, make_env, sample_docx
+from tests.native.conftest import AGENT, ALICE, BOB, World, chunks, make_env, sample_docx
 from tests.native.test_native import REPLACE, read_all, with_part
 
 
@@ -36,7 +36,7 @@ def edited(data: bytes, word: bytes) -> bytes:
     return with_part(data, "word/document.xml", body.replace(b"Draft", word))
 
 
-async def test_a_lock_is_a_check_out_for_the_person_with_the_lock_recorded(env: Env) -> None:
+async def test_a_lock_is_a_check_out_for_the_person_with_the_lock_recorded(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     held = await env.files.lock(ws, artifact_id, lock="L1")
@@ -49,7 +49,7 @@ async def test_a_lock_is_a_check_out_for_the_person_with_the_lock_recorded(env: 
     assert await env.files.open_checkouts(ws, artifact_id) == [held]
 
 
-async def test_the_same_lock_again_refreshes_the_same_record(env: Env) -> None:
+async def test_the_same_lock_again_refreshes_the_same_record(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     first = await env.files.lock(ws, artifact_id, lock="L1")
@@ -66,7 +66,7 @@ async def test_the_same_lock_again_refreshes_the_same_record(env: Env) -> None:
     assert stored.expires_at == refreshed.expires_at
 
 
-async def test_another_lock_is_refused_with_the_lock_that_holds_the_file(env: Env) -> None:
+async def test_another_lock_is_refused_with_the_lock_that_holds_the_file(env: World) -> None:
     artifact_id = await env.upload()
     held = await env.files.lock(await env.ws(), artifact_id, lock="L1")
     with pytest.raises(LockMismatch) as caught:
@@ -86,7 +86,7 @@ async def test_another_lock_is_refused_with_the_lock_that_holds_the_file(env: En
         assert caught.value.lock == "L1"
 
 
-async def test_a_person_s_check_out_or_an_agent_s_edit_is_busy_without_a_lock(env: Env) -> None:
+async def test_a_person_s_check_out_or_an_agent_s_edit_is_busy_without_a_lock(env: World) -> None:
     artifact_id = await env.upload()
     checkout = await env.files.check_out(await env.ws(BOB), artifact_id)
     with pytest.raises(ArtifactBusy) as caught:
@@ -101,7 +101,7 @@ async def test_a_person_s_check_out_or_an_agent_s_edit_is_busy_without_a_lock(en
     assert mismatch.value.lease is not None
 
 
-async def test_an_agent_s_edit_is_busy_while_an_editor_holds_the_lock(env: Env) -> None:
+async def test_an_agent_s_edit_is_busy_while_an_editor_holds_the_lock(env: World) -> None:
     artifact_id = await env.upload()
     held = await env.files.lock(await env.ws(BOB), artifact_id, lock="L1")
     with pytest.raises(ArtifactBusy) as caught:
@@ -113,7 +113,7 @@ async def test_an_agent_s_edit_is_busy_while_an_editor_holds_the_lock(env: Env) 
         await env.files.check_out(await env.ws(), artifact_id)
 
 
-async def test_an_unlocked_file_is_refused_with_no_lock(env: Env) -> None:
+async def test_an_unlocked_file_is_refused_with_no_lock(env: World) -> None:
     artifact_id = await env.upload()
     with pytest.raises(LockMismatch) as caught:
         await env.files.unlock(await env.ws(), artifact_id, lock="L1")
@@ -123,7 +123,7 @@ async def test_an_unlocked_file_is_refused_with_no_lock(env: Env) -> None:
 
 
 async def test_lock_strings_are_ascii_of_one_to_1024_characters_stored_as_given(
-    env: Env,
+    env: World,
 ) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
@@ -145,7 +145,7 @@ async def test_lock_strings_are_ascii_of_one_to_1024_characters_stored_as_given(
     assert await env.files.current_lock(ws, artifact_id) == longest
 
 
-async def test_saves_are_revisions_as_the_person_and_the_check_out_stays(env: Env) -> None:
+async def test_saves_are_revisions_as_the_person_and_the_check_out_stays(env: World) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     ws = await env.ws(BOB)
@@ -172,7 +172,7 @@ async def test_saves_are_revisions_as_the_person_and_the_check_out_stays(env: En
 
 
 async def test_a_save_equal_to_the_head_is_unchanged_and_a_retry_is_never_doubled(
-    env: Env,
+    env: World,
 ) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
@@ -189,7 +189,7 @@ async def test_a_save_equal_to_the_head_is_unchanged_and_a_retry_is_never_double
     assert ended.state == "checked_in"
 
 
-async def test_a_session_with_no_save_ends_as_a_discard(env: Env) -> None:
+async def test_a_session_with_no_save_ends_as_a_discard(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     await env.files.lock(ws, artifact_id, lock="L1")
@@ -199,7 +199,7 @@ async def test_a_session_with_no_save_ends_as_a_discard(env: Env) -> None:
 
 
 async def test_a_save_after_someone_else_s_revision_is_a_proposal_and_the_base_stays(
-    env: Env,
+    env: World,
 ) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
@@ -230,7 +230,7 @@ async def test_a_save_after_someone_else_s_revision_is_a_proposal_and_the_base_s
 
 
 async def test_a_lapsed_session_taken_over_by_another_lock_ends_and_its_save_is_refused(
-    env: Env,
+    env: World,
 ) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
@@ -252,7 +252,7 @@ async def test_a_lapsed_session_taken_over_by_another_lock_ends_and_its_save_is_
 
 
 async def test_a_lapsed_session_with_saves_ends_checked_in_when_another_lock_takes_it(
-    memory_env: Env,
+    memory_env: World,
 ) -> None:
     env = memory_env
     data = sample_docx()
@@ -267,7 +267,7 @@ async def test_a_lapsed_session_with_saves_ends_checked_in_when_another_lock_tak
     assert ended.state == "checked_in"
 
 
-async def test_a_lapsed_session_whose_file_another_holds_is_refused_as_busy(env: Env) -> None:
+async def test_a_lapsed_session_whose_file_another_holds_is_refused_as_busy(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     await env.files.lock(ws, artifact_id, lock="L1")
@@ -279,7 +279,7 @@ async def test_a_lapsed_session_whose_file_another_holds_is_refused_as_busy(env:
     assert caught.value.details()["holder"] == checkout.holder
 
 
-async def test_relock_swaps_the_lock_of_the_same_session(env: Env) -> None:
+async def test_relock_swaps_the_lock_of_the_same_session(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     held = await env.files.lock(ws, artifact_id, lock="L1")
@@ -293,7 +293,7 @@ async def test_relock_swaps_the_lock_of_the_same_session(env: Env) -> None:
     assert caught.value.lock == "L2"
 
 
-async def test_the_lock_is_the_session_s_so_a_co_editor_saves_as_themselves(env: Env) -> None:
+async def test_the_lock_is_the_session_s_so_a_co_editor_saves_as_themselves(env: World) -> None:
     data = sample_docx()
     artifact_id = await env.upload(data)
     held = await env.files.lock(await env.ws(), artifact_id, lock="shared")
@@ -305,7 +305,7 @@ async def test_the_lock_is_the_session_s_so_a_co_editor_saves_as_themselves(env:
     assert again.id == held.id
 
 
-async def test_hidden_missing_forbidden_and_off_are_refused_as_a_check_out_is(env: Env) -> None:
+async def test_hidden_missing_forbidden_and_off_are_refused_as_a_check_out_is(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     with pytest.raises(NotFound):
@@ -329,7 +329,7 @@ async def test_hidden_missing_forbidden_and_off_are_refused_as_a_check_out_is(en
     assert ended.state == "discarded"
 
 
-async def test_a_viewer_may_not_lock_or_save(env: Env) -> None:
+async def test_a_viewer_may_not_lock_or_save(env: World) -> None:
     artifact_id = await env.upload()
 
     async def viewers_only_read(tenant: str, ws: str | None, actor: Actor, access: Access) -> bool:
@@ -346,7 +346,7 @@ async def test_a_viewer_may_not_lock_or_save(env: Env) -> None:
     assert len(await bob.revisions(artifact_id)) == 1
 
 
-async def test_a_hostile_save_is_refused_and_keeps_the_session(env: Env) -> None:
+async def test_a_hostile_save_is_refused_and_keeps_the_session(env: World) -> None:
     artifact_id = await env.upload()
     ws = await env.ws()
     await env.files.lock(ws, artifact_id, lock="L1")
@@ -371,7 +371,7 @@ async def test_an_oversized_save_is_refused_and_keeps_the_session(tmp_path: Path
 
 
 async def test_a_save_that_loses_the_race_to_a_commit_becomes_a_proposal(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = memory_env
     data = sample_docx()
@@ -401,7 +401,7 @@ async def test_a_save_that_loses_the_race_to_a_commit_becomes_a_proposal(
 
 
 async def test_a_renewal_that_loses_to_an_unlock_lets_go_and_is_a_mismatch(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = memory_env
     artifact_id = await env.upload()
@@ -421,7 +421,7 @@ async def test_a_renewal_that_loses_to_an_unlock_lets_go_and_is_a_mismatch(
 
 
 async def test_a_relock_that_loses_to_an_unlock_is_a_mismatch(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = memory_env
     artifact_id = await env.upload()
@@ -439,7 +439,7 @@ async def test_a_relock_that_loses_to_an_unlock_is_a_mismatch(
 
 
 async def test_a_lock_that_fails_after_its_lease_lets_go_of_the_file(
-    memory_env: Env, monkeypatch: pytest.MonkeyPatch
+    memory_env: World, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     env = memory_env
     artifact_id = await env.upload()
@@ -455,7 +455,7 @@ async def test_a_lock_that_fails_after_its_lease_lets_go_of_the_file(
 
 
 async def test_a_lease_held_by_a_check_out_whose_record_is_gone_has_no_lock(
-    memory_env: Env,
+    memory_env: World,
 ) -> None:
     env = memory_env
     artifact_id = await env.upload()
@@ -482,7 +482,7 @@ class EditorSessions(RuleBasedStateMachine):
         super().__init__()
         self.loop = asyncio.new_event_loop()
         self.env_gen: Any = None
-        self.env: Env
+        self.env: World
         self.artifact_id = ""
         self.held: str | None = None
         self.heads: set[bytes] = set()
@@ -581,7 +581,7 @@ def test_no_order_of_locks_saves_and_edits_loses_a_save_or_shares_the_lock() -> 
 
 
 async def test_a_lock_after_a_person_s_lapsed_check_out_leaves_that_check_out_to_check_in(
-    env: Env,
+    env: World,
 ) -> None:
     artifact_id = await env.upload()
     bob = await env.ws(BOB)
@@ -589,3 +589,34 @@ async def test_a_lock_after_a_person_s_lapsed_check_out_leaves_that_check_out_to
     env.clock.advance(timedelta(hours=9))
     await env.files.lock(await env.ws(), artifact_id, lock="L1")
     assert await env.files.open_checkouts(bob, artifact_id) == [checkout]
+
+
+async def test_a_save_of_a_version_the_head_moved_on_from_is_a_proposal(env: World) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    ws = await env.ws()
+    await env.files.lock(ws, artifact_id, lock="L1")
+    first = await env.files.save(ws, artifact_id, chunks(edited(data, b"One")), lock="L1")
+    assert first.version == 2
+    # The editor loaded version 1, and says so: the head moved on since, so it proposes.
+    stale = await env.files.save(ws, artifact_id, chunks(edited(data, b"Two")), lock="L1", loaded=1)
+    assert (stale.status, stale.version) == ("proposed", 2)
+    fresh = await env.files.save(ws, artifact_id, chunks(edited(data, b"3")), lock="L1", loaded=2)
+    assert (fresh.status, fresh.version) == ("applied", 3)
+
+
+async def test_an_editor_that_reloaded_the_head_saves_on_it_in_the_same_session(env: World) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    ws = await env.ws()
+    await env.files.lock(ws, artifact_id, lock="L1", ttl=timedelta(minutes=1))
+    env.clock.advance(timedelta(minutes=2))
+    bob = await env.ws(BOB)
+    checkout = await env.files.check_out(bob, artifact_id)
+    await env.files.check_in(bob, checkout.id, chunks(edited(data, b"Bob")))
+    await env.files.lock(ws, artifact_id, lock="L1")  # the same, stale session
+    stale = await env.files.save(ws, artifact_id, chunks(edited(data, b"Old")), lock="L1", loaded=1)
+    assert stale.status == "proposed"
+    # The editor reloads version 2 and says so: its save is on the head.
+    fresh = await env.files.save(ws, artifact_id, chunks(edited(data, b"New")), lock="L1", loaded=2)
+    assert (fresh.status, fresh.version) == ("applied", 3)

@@ -336,3 +336,35 @@ async def test_the_tenant_owner_may_do_anything_and_anyone_else_is_refused(tmp_p
                 for stranger in ("mallory", "zed", "Olive"):
                     refused = await http.get(path, headers={"x-user": stranger})
                     assert refused.status_code == 403, (path, stranger, refused.text)
+
+
+async def test_the_served_demo_prints_one_wopi_line_whose_token_lets_eddie_edit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(serve.WOPI_SECRET, "a served secret of at least thirty-two bytes")
+    lines: list[str] = []
+    app = serve.create_app(tmp_path / "serve.db", corpus=tmp_path, say=lines.append)
+    async with app.router.lifespan_context(app):
+        wopi = [line for line in lines if line.startswith("WOPI ")]
+        assert len(wopi) == 1
+        found = re.fullmatch(
+            r"WOPI WOPISrc=(http://127\.0\.0\.1:8000/wopi/files/art_[0-9a-f]+) "
+            r"access_token=(\S+) access_token_ttl=(\d+)",
+            wopi[0],
+        )
+        assert found is not None
+        source, token, ttl = found.groups()
+        assert int(ttl) > time.time() * 1000
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(
+            transport=transport, base_url="http://127.0.0.1:8000"
+        ) as client:
+            info = await client.get(source, params={"access_token": token})
+            assert info.status_code == 200
+            assert (info.json()["UserId"], info.json()["UserCanWrite"]) == ("user:eddie", True)
+            locked = await client.post(
+                source,
+                params={"access_token": token},
+                headers={"X-WOPI-Override": "LOCK", "X-WOPI-Lock": "L"},
+            )
+            assert locked.status_code == 200

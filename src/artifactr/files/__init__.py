@@ -64,6 +64,9 @@ if TYPE_CHECKING:
     from artifactr.files.apps.wordcraft import Subprocess as Subprocess
     from artifactr.files.apps.worker import Worker as Worker
     from artifactr.files.fastapi.router import files_router as files_router
+    from artifactr.files.fastapi.wopi import WopiSettings as WopiSettings
+    from artifactr.files.fastapi.wopi import wopi_router as wopi_router
+    from artifactr.files.fastapi.wopi_tokens import mint_access_token as mint_access_token
     from artifactr.files.sql import SqlBlobs as SqlBlobs
     from artifactr.files.sql import SqlCheckouts as SqlCheckouts
     from artifactr.files.sql import SqlLeases as SqlLeases
@@ -71,6 +74,7 @@ if TYPE_CHECKING:
 
 _SQL: Final = "the 'sqlite' or 'postgres' extra: pip install 'artifactr-files-ai[sqlite]'"
 _WORKER: Final = "the 'worker' extra: pip install 'artifactr-files-ai[worker]'"
+_FASTAPI: Final = "the 'fastapi' extra: pip install 'artifactr-files-ai[fastapi]'"
 
 EXTRAS: Final[dict[str, tuple[str, str]]] = {
     "SqlBlobs": ("artifactr.files.sql", _SQL),
@@ -79,10 +83,10 @@ EXTRAS: Final[dict[str, tuple[str, str]]] = {
     "SqlRenders": ("artifactr.files.sql", _SQL),
     "Subprocess": ("artifactr.files.apps.wordcraft", _WORKER),
     "Worker": ("artifactr.files.apps.worker", _WORKER),
-    "files_router": (
-        "artifactr.files.fastapi.router",
-        "the 'fastapi' extra: pip install 'artifactr-files-ai[fastapi]'",
-    ),
+    "files_router": ("artifactr.files.fastapi.router", _FASTAPI),
+    "wopi_router": ("artifactr.files.fastapi.wopi", _FASTAPI),
+    "WopiSettings": ("artifactr.files.fastapi.wopi", _FASTAPI),
+    "mint_access_token": ("artifactr.files.fastapi.wopi_tokens", _FASTAPI),
     "native_file_tools": (
         "artifactr.files.agent.tools",
         "pydantic-ai, which artifactr-ai brings: pip install 'artifactr-ai>=0.2.1'",

@@ -99,6 +99,11 @@ class ServiceBase:
     jobs: Jobs
     _version: str | None  # the app's version, as its last answer reported it
 
+    @property
+    def max_size(self) -> int:
+        """The largest file accepted, in bytes."""
+        return self._max_size
+
     # ─── the switch ───────────────────────────────────────────────────────────
 
     @property

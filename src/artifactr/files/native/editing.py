@@ -214,6 +214,7 @@ class Editing(CheckIn):
         *,
         lock: str,
         summary: str | None = None,
+        loaded: int | None = None,
     ) -> CheckedIn:
         """Save a file under the session ``lock`` holds: a check-in that keeps the check-out.
 
@@ -222,6 +223,9 @@ class Editing(CheckIn):
         as the person (source ``check_in``), and the base moves to the new version. Otherwise
         (someone else's revision came first): kept as a proposal against the head, and the
         base stays, so every later save of the session is a proposal too until it reloads.
+        ``loaded`` is the version the editor says it loaded, if it says (Collabora does, on
+        every save): it stands for the session's base, so a head that moved on from it makes
+        the save a proposal, and an editor that reloaded the head saves on it again.
 
         The lock is checked before a byte is read, so a refusal costs no upload.
 
@@ -248,13 +252,18 @@ class Editing(CheckIn):
                 return _saved(record, outcome)
             if previous is not None and previous.fingerprint == printed:
                 return _saved(record, previous)  # a retry of a save kept as a proposal
+            if loaded == version:  # the editor has the head: it is the base of this save
+                record = record.model_copy(
+                    update={"base_version": version, "base_sha256": head.content.sha256}
+                )
             after = await self._written(ws, record, head, incoming, printed)
         finally:
             incoming.close()
         note = summary or f"saved {head.name} in an editor"
         scope = scope_of(ws)
         outcome = None
-        if version == record.base_version and await self._holds(scope, record):
+        on_base = version == record.base_version and loaded in (None, version)
+        if on_base and await self._holds(scope, record):
             outcome = await self._commit(ws, record, after, note, printed)
         if outcome is None:
             outcome = await self._propose(ws, record, after, note, printed)

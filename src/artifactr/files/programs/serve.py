@@ -10,6 +10,15 @@ The caller is a person chosen on the portal, or named by the ``x-user`` header: 
 authentication, so it listens on loopback only. Rita is a ``viewer``, eddie and erin
 ``editor`` s, olive owns the tenant; any other name is refused. Eddie uploads one document, an
 assistant's run for olive proposes an edit, and the curl lines that try each answer are printed.
+
+The WOPI host (:mod:`artifactr.files.fastapi.wopi`) is mounted too, its tokens signed with
+``ARTIFACTR_FILES_WOPI_SECRET`` (a random secret per run if unset), and the job prints one line
+for eddie's document, the three arguments a WOPI validator or an editor takes::
+
+    WOPI WOPISrc=<url> access_token=<token> access_token_ttl=<ms>
+
+With ``ARTIFACTR_FILES_WOPI_DISCOVERY`` (an editor's discovery URL, Collabora's
+``https://<host>/hosting/discovery``), requests' proofs are verified with its keys.
 """
 
 import argparse
@@ -47,6 +56,9 @@ from artifactr.files.fastapi.capability import Capabilities
 from artifactr.files.fastapi.portal import PERSON_COOKIE, Person, portal_router
 from artifactr.files.fastapi.router import files_router
 from artifactr.files.fastapi.webdav import file_link, webdav_router
+from artifactr.files.fastapi.wopi import WopiSettings, wopi_router, wopi_src
+from artifactr.files.fastapi.wopi_discovery import DiscoveryCache
+from artifactr.files.fastapi.wopi_tokens import mint_access_token
 from artifactr.files.mcp import add_native_file_tools
 from artifactr.files.native import NativeFiles
 from artifactr.files.programs.demo import choose_app
@@ -86,6 +98,12 @@ ASSISTANT = AgentActor(thread_id="thr_seed", run_id="run_seed", on_behalf_of=Use
 
 OWNER = "olive"
 """The tenant's owner, who granted the two people their roles at start-up."""
+
+WOPI_SECRET: Final = "ARTIFACTR_FILES_WOPI_SECRET"
+"""The variable that holds the WOPI host's secret; a random one per run if unset."""
+
+WOPI_DISCOVERY: Final = "ARTIFACTR_FILES_WOPI_DISCOVERY"
+"""The variable that holds an editor's discovery URL, if one is configured."""
 
 APPLICATION = ServicePrincipal(id="artifactr-files")
 """The application's own principal: the runner and the collector act as it."""
@@ -237,6 +255,11 @@ def create_app(
             omitted (the browser tests fix it).
     """
     engine = create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
+    discovery = os.environ.get(WOPI_DISCOVERY)
+    wopi = WopiSettings(
+        secret=os.environ.get(WOPI_SECRET) or secrets.token_urlsafe(32),
+        discovery=DiscoveryCache(discovery) if discovery else None,
+    )
     switch = InMemoryIntegrations()
     native_app = native_app or FakeApp()
     suggestion = SUGGESTIONS.get(native_app.name, SUGGESTION)
@@ -280,6 +303,15 @@ def create_app(
             say(f"the assistant's suggestion was not seeded: {refused.reason}")
         _instructions(say, base_url, f"{WORKSPACE}/files/{outcome.artifact_id}", name)
         say(f"WebDAV {file_link(base_url, links, ws, outcome.artifact_id, name)}")
+        token = mint_access_token(
+            wopi.secret,
+            tenant_id=TENANT,
+            workspace_id=WORKSPACE,
+            artifact_id=outcome.artifact_id,
+            person=EDITOR,
+        )
+        source = wopi_src(base_url, outcome.artifact_id)
+        say(f"WOPI WOPISrc={source} access_token={token.token} access_token_ttl={token.ttl}")
         try:
             async with mcp.lifespan():
                 yield
@@ -290,8 +322,10 @@ def create_app(
     # Capability links for desktop apps (ADR-0018), signed with a secret of this run's own.
     links = Capabilities(os.environ.get("ARTIFACTR_FILES_SECRET") or secrets.token_urlsafe(32))
     app = FastAPI(title="artifactr.files", lifespan=lifespan)
+    app.state.wopi = wopi  # what the portal's "Edit in the browser" reads (editor_launch)
     app.include_router(artifactr_router(workspaces, runner, resolve_actor=resolve_actor))
     app.include_router(files_router(files, workspaces, resolve_actor=resolve_actor))
+    app.include_router(wopi_router(files, workspaces, wopi))
     app.include_router(
         webdav_router(files, workspaces, resolve_actor=resolve_actor, capabilities=links)
     )

@@ -1,6 +1,7 @@
 """Jobs: at most N files read at once, a bounded queue in order, the rest refused (ADR-0015)."""
 
 import asyncio
+import itertools
 
 import pytest
 
@@ -9,12 +10,16 @@ from artifactr.files.native.jobs import JOB_MEMORY, JOBS, QUEUE, Jobs, memory_bu
 
 
 async def until_full(jobs: Jobs) -> None:
-    """Let the loop run until the jobs' slots and queue are all taken."""
-    for _ in range(1000):
-        if jobs.full:
-            return
-        await asyncio.sleep(0)
-    raise AssertionError("the queue never filled")
+    """Wait until the jobs' slots and queue are all taken, as the callers' uploads will have them.
+
+    A caller reaches the queue after its own I/O (a database's round trips, on PostgreSQL), so
+    this waits for the event, bounded, never for a number of turns of the loop.
+    """
+    async with asyncio.timeout(30):
+        for _ in itertools.count():
+            if jobs.full:
+                return
+            await asyncio.sleep(0.005)
 
 
 async def test_jobs_past_the_slots_wait_in_order_and_past_the_queue_are_refused() -> None:

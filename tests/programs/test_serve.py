@@ -313,6 +313,17 @@ async def test_the_served_app_mounts_mcp_with_the_native_file_tools_for_the_name
             assert refused.is_error
             assert isinstance(refused.content[0], TextContent)
             assert "artifactr:open is refused in this workspace" in refused.content[0].text
+        # A client that names no one is refused before any workspace is opened.
+        async with (
+            httpx2.AsyncClient(transport=transport) as http,
+            Client(streamable_http_client(f"{MCP_URL}", http_client=http)) as client,
+        ):
+            anonymous = await client.call_tool(
+                "read_native", {"workspace_id": "w1", "artifact_id": artifact_id, "start": 0}
+            )
+            assert anonymous.is_error
+            assert isinstance(anonymous.content[0], TextContent)
+            assert "name the person the MCP client acts for" in anonymous.content[0].text
 
 
 async def test_the_tenant_owner_may_do_anything_and_anyone_else_is_refused(tmp_path: Path) -> None:

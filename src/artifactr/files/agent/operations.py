@@ -297,7 +297,6 @@ async def _checked_out(
 ) -> str:
     """Return the answer to an edit of a file a person has checked out."""
     record = await files.checkouts.get(scope_of(ws), held.checkout_id)
-    who = held.participant
-    if record is not None:
-        who = f"{record.actor.display_name} ({held.participant})"
+    participant = held.participant
+    who = participant if record is None else f"{record.actor.display_name} ({participant})"
     return wording.checked_out(lease.artifact_id, who, rfc3339(lease.expires_at))

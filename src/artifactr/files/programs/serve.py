@@ -33,7 +33,7 @@ from typing import Final
 
 import uvicorn
 from artifactr import AgentActor, Runner, Session, UserActor, Workspaces
-from artifactr.core import Actor, Applied, ExternalAgentActor, SystemActor
+from artifactr.core import Actor, Applied, ExternalAgentActor, Forbidden, SystemActor
 from artifactr.fastapi import Unauthorized, artifactr_router
 from artifactr.mcp import ArtifactrMcp, McpContext
 from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
@@ -138,11 +138,11 @@ async def resolve_client(ctx: McpContext) -> tuple[str, ExternalAgentActor]:
     It is no authentication, as :func:`resolve_actor` is none.
 
     Raises:
-        Unauthorized: If the header names no one.
+        Forbidden: If the header names no one.
     """
     user = ((ctx.headers or {}).get("x-user") or "").strip()
     if not user:
-        raise Unauthorized("name the person the MCP client acts for with an x-user header")
+        raise Forbidden("name the person the MCP client acts for with an x-user header")
     person = UserActor(id=user, name=user.title())
     return TENANT, ExternalAgentActor(client_id="mcp", name="MCP client", on_behalf_of=person)
 

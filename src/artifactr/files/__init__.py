@@ -53,7 +53,17 @@ from artifactr.files.core.leases import (
     lease_artifact,
     release_artifact,
 )
-from artifactr.files.core.manifests import DOCX, Blob, NativeFile, Provenance, WordDocument
+from artifactr.files.core.manifests import (
+    DOCX,
+    PPTX,
+    XLSX,
+    Blob,
+    NativeFile,
+    Presentation,
+    Provenance,
+    Spreadsheet,
+    WordDocument,
+)
 from artifactr.files.core.renders import InMemoryRenders, RenderKey, Renders
 from artifactr.files.core.screen import DEFAULT_LIMITS, ZipLimits
 from artifactr.files.core.telemetry import Telemetry
@@ -119,6 +129,8 @@ def __dir__() -> list[str]:
 __all__ = [
     "DEFAULT_LIMITS",
     "DOCX",
+    "PPTX",
+    "XLSX",
     "About",
     "App",
     "AppCommand",
@@ -150,6 +162,7 @@ __all__ = [
     "NativeFile",
     "NativeFiles",
     "NotEnabled",
+    "Presentation",
     "Provenance",
     "RenderKey",
     "Renders",
@@ -157,6 +170,7 @@ __all__ = [
     "Telemetry",
     "Unchanged",
     "UnsafeFile",
+    "Spreadsheet",
     "WordDocument",
     "ZipLimits",
     "artifact_lease",

@@ -1291,3 +1291,19 @@ async def test_a_parse_past_its_deadline_times_out_at_the_deadline() -> None:
     with pytest.raises(AppTimeout):
         await FakeApp().inspect(source, deadline=0.05)
     assert time.monotonic() - started < 2
+
+
+@pytest.mark.parametrize(
+    ("build", "named"), [("xlsx", "an Excel workbook"), ("pptx", "a PowerPoint")]
+)
+async def test_a_workbook_or_a_deck_is_refused_with_a_reason_that_says_so(
+    app: FakeApp, build: str, named: str
+) -> None:
+    from tests.sheets import build_pptx, build_xlsx
+
+    source = build_xlsx() if build == "xlsx" else build_pptx()
+    for call in (app.inspect(source), app.apply(source, []), app.render(source, 1)):
+        with pytest.raises(
+            AppRefused, match=f"FakeApp reads Word documents \\(.docx\\) only, and this is {named}"
+        ):
+            await call

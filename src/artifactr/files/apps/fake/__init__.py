@@ -6,7 +6,8 @@ this package's tests and demo run on it. It edits the file itself (zip and Wordp
 :mod:`._document`), so what it returns opens in Word and python-docx, and it saves as WordCraft
 does: only the parts a command changed are rewritten, and ``docProps/core.xml`` is stamped on every
 save, so a batch that changes nothing keeps the fingerprint. A file without core properties gains
-them, related and typed, on its first save, which changes its fingerprint that once.
+them, related and typed, on its first save, which changes its fingerprint that once. It reads
+Word documents only: a workbook or a deck is refused (``AppRefused``) with a reason that says so.
 
 Its commands are a small subset of WordCraft's, with WordCraft's ids, parameters and refusals,
 so one batch runs on both (``FakeApp().commands()`` lists them). A batch runs like one WordCraft
@@ -77,7 +78,9 @@ from artifactr.files.core.errors import (
     failure_of,
 )
 from artifactr.files.core.fingerprint import fingerprint
-from artifactr.files.core.manifests import MAX_OUTLINE
+from artifactr.files.core.formats import RELATIONSHIPS, kind_name, media_type_of
+from artifactr.files.core.manifests import DOCX, MAX_OUTLINE
+from artifactr.files.core.screen import CONTENT_TYPES
 
 __all__ = [
     "CHARS_PER_LINE",
@@ -246,7 +249,9 @@ class FakeApp:
             raise AppTimeout(f"the fake app did not answer within {seconds:g} s") from None
 
     def _open(self, source: Source, budget: Budget) -> Document:
-        return Document(Package(source, max_inflated=8 * self._max_size, budget=budget))
+        package = Package(source, max_inflated=8 * self._max_size, budget=budget)
+        _only_docx(package)
+        return Document(package)
 
     async def apply(
         self,
@@ -378,3 +383,17 @@ class FakeApp:
             for c in CATALOG
             if wanted in c.id.lower() or wanted in c.label.lower()
         ]
+
+
+def _only_docx(package: Package) -> None:
+    """Refuse a workbook or a deck: FakeApp reads Word documents (.docx) only."""
+    try:
+        relationships = package.read(RELATIONSHIPS) if package.has(RELATIONSHIPS) else None
+        media = media_type_of(package.read(CONTENT_TYPES), relationships)
+    except UnsafeFile:
+        return  # not one of the native formats: the .docx reader says what it lacks
+    if media != DOCX:
+        raise AppRefused(
+            f"FakeApp reads Word documents (.docx) only, and this is {kind_name(media)}: "
+            "open it with an app that reads it (LibreOffice)"
+        )

@@ -73,7 +73,7 @@ def check_wheel(wheel: Path) -> None:
     strays = sorted(name for name in shipped if not name.startswith("artifactr/files/"))
     assert not strays, f"the wheel ships more than artifactr/files: {strays}"
     # LibreOffice's driver is run from the installed package by the system Python.
-    needs = ["migrations/env.py", "py.typed", "apps/libreoffice/driver.py"]
+    needs = ["migrations/env.py", "py.typed", "apps/libreoffice/driver/__main__.py"]
     for needed in [f"artifactr/files/{name}" for name in needs]:
         assert needed in shipped, f"the wheel lacks {needed}"
 

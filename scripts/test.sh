@@ -17,6 +17,7 @@ fi
 run ruff format --check src tests scripts worker migrations examples docs
 run ruff check src tests scripts worker migrations examples
 run pyright
+run pyright -p typings/driver/pyrightconfig.json  # LibreOffice's driver, under python3-uno
 run python scripts/check_pins.py
 run mkdocs build --quiet  # the guide, the reference and the ADRs, strictly (mkdocs.yml)
 standalone=""

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 NEEDED = [
     "artifactr/files/__init__.py",
     "artifactr/files/migrations/env.py",
-    "artifactr/files/apps/libreoffice/driver.py",
+    "artifactr/files/apps/libreoffice/driver/__main__.py",
 ]
 
 

@@ -25,7 +25,7 @@ and why not. Integration key ``files:libreoffice``::
     pdf = await app.pdf(edited.content)
 
 **How a call runs.** Each call is a job: a fresh temporary directory holds the file, a fresh
-profile and a ``job.json``; the driver (``driver.py``, shipped in this package) runs under the
+profile and a ``job.json``; the driver (``driver/``, shipped in this package) runs under the
 *system* Python, which has Debian's ``python3-uno`` (this process never imports ``uno``), starts
 ``soffice --headless`` on a named pipe, loads the file hidden (macros never run, links never
 update, no lock files), does the job and prints one JSON line. Then the whole process group is

@@ -3,7 +3,7 @@
 The adapter's commands are its own, designed for agents rather than copied from a ribbon: each
 names what it finds (text, a paragraph by its text, a heading by its title, a table by its
 number) and what it does there, so a model can act on one from its label and its parameters'
-schema. The driver (``driver.py``, under the system Python) runs them; this module only knows
+schema. The driver (``driver/``, under the system Python) runs them; this module only knows
 their names and parameters, and checks a batch before any office starts, so a bad batch costs
 nothing and names the command at fault.
 """

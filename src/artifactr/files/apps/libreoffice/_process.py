@@ -1,7 +1,7 @@
 """LibreOffice jobs: one fresh office process per call, killed with its group at the end (ADR-0008).
 
 A job writes the file and a ``job.json`` into a fresh temporary directory and runs the driver
-(``driver.py``) under the system Python, which has Debian's ``python3-uno``: this process never
+(``driver/``) under the system Python, which has Debian's ``python3-uno``: this process never
 imports ``uno``. The driver starts ``soffice --headless`` on a fresh profile inside that
 directory, talks to it over a named pipe, and writes one JSON line. The job starts in a session
 (so a process group) of its own, and, where the platform allows, in a network namespace of its
@@ -31,8 +31,8 @@ from pydantic import JsonValue
 from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 
-DRIVER: Final = Path(__file__).with_name("driver.py")
-"""The driver, shipped in the package and run by the system Python."""
+DRIVER: Final = Path(__file__).with_name("driver")
+"""The driver: a directory with a ``__main__.py`` in the package, run by the system Python."""
 
 SOURCE: Final = "in.docx"
 """The file's name in the job's directory."""

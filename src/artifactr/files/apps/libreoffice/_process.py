@@ -79,8 +79,12 @@ async def run(
     commands: Sequence[AppCommand] = (),
     author: str = "",
     output: str | None = None,
+    file_format: str = "docx",
 ) -> Reply:
     """Run one job; return the driver's result, and the file named ``output`` it wrote.
+
+    ``file_format`` (``docx``, ``xlsx`` or ``pptx``) names the jobs the driver runs, and the
+    file's extension in the job's directory.
 
     Raises:
         AppRefused: If the driver refuses (the file can't be opened, a command can't be done).
@@ -94,7 +98,8 @@ async def run(
         "soffice": runner.soffice,
         "pipe": pipe,
         "author": author,
-        "source": SOURCE,
+        "source": f"in.{file_format}",
+        "format": file_format,
         "commands": [{"command": c.command, "params": dict(c.params)} for c in commands],
     }
     directory = Path(tempfile.mkdtemp(prefix="libreoffice-"))
@@ -115,7 +120,7 @@ async def run(
 
 
 def _prepare(directory: Path, source: bytes, job: Mapping[str, JsonValue]) -> None:
-    (directory / SOURCE).write_bytes(source)
+    (directory / str(job["source"])).write_bytes(source)
     (directory / "job.json").write_text(json.dumps(job))
 
 

@@ -27,7 +27,7 @@ XL_OOX = 3
 ALL_GROUPS, SPECIAL = 0x7FFFFFFF, 0
 """com.sun.star.sheet.FormulaMapGroup.ALL_EXCEPT_SPECIAL and SPECIAL."""
 
-CELL = re.compile(r"^\$?([A-Za-z]{1,3})\$?([0-9]{1,7})$")
+CELL = re.compile(r"^\$?([A-Za-z]{1,3})\$?([1-9][0-9]{0,6})$")
 """A cell's address in A1 notation, with or without ``$``."""
 
 
@@ -148,6 +148,8 @@ def formulas(document):
 
 def shown(value):
     """Return a computed value as the text shows it: a whole number without ``.0``."""
+    if value is None:
+        return ""
     if isinstance(value, float):
         if value.is_integer() and abs(value) < 1e15:
             return str(int(value))

@@ -85,6 +85,10 @@ CATALOGS: Final[Mapping[str, Mapping[str, _catalog.Command]]] = {
 }
 """Each format's commands: a batch runs only the commands of its file's format."""
 
+_EVERY_COMMAND: Final = {
+    name: command for catalog in CATALOGS.values() for name, command in catalog.items()
+}
+
 _TOO_LARGE: Final = frozenset(
     {"too_many_entries", "part_too_large", "total_too_large", "inflate_ratio", "too_large"}
 )
@@ -288,8 +292,10 @@ class LibreOffice:
             AppCrashed: If the office dies or answers nonsense.
             AppTooLarge: If the file or the saved file is over ``max_size``.
         """
+        _catalog.check(commands, _EVERY_COMMAND)
+        _calc.check_formulas(commands)
         content, _, media = await self._screen(source, screened)
-        _check(media, commands)
+        _check_format(media, commands)
         who = (author or "").strip() or self.author
         reply = await _process.run(
             await self._runner(),
@@ -501,7 +507,7 @@ def _fingerprint(content: bytes) -> tuple[str, str]:
     except UnsafeFile as error:
         if error.reason in _TOO_LARGE:
             raise AppTooLarge(str(error)) from error
-        raise AppRefused(f"not a file LibreOffice reads here: {error}") from error
+        raise AppRefused(f"not a .docx, .xlsx or .pptx: {error}") from error
 
 
 def _format_of_screened(content: bytes) -> str:
@@ -517,29 +523,27 @@ def _format_of_screened(content: bytes) -> str:
             ]
         return media_type_of(parts[0] or b"", parts[1])
     except (zipfile.BadZipFile, UnsafeFile) as error:
-        raise AppRefused(f"not a file LibreOffice reads here: {error}") from error
+        raise AppRefused(f"not a .docx, .xlsx or .pptx: {error}") from error
 
 
-def _check(media: str, commands: Sequence[AppCommand]) -> None:
-    """Refuse a batch with a command of another format, unknown, or with bad parameters."""
-    catalog = CATALOGS[media]
+def _check_format(media: str, commands: Sequence[AppCommand]) -> None:
+    """Refuse a batch that holds a command of another format than its file's."""
     for index, step in enumerate(commands):
-        other = next((of for of, cmds in CATALOGS.items() if step.command in cmds), media)
-        if step.command not in catalog and other != media:
+        other = next(of for of, catalog in CATALOGS.items() if step.command in catalog)
+        if other != media:
             raise AppRefused(
                 f"command {index} (`{step.command}`): a command for {kind_name(other)}, and "
                 f"the file is {kind_name(media)}"
             )
-    _catalog.check(commands, catalog)
-    if media == XLSX:
-        _calc.check_formulas(commands)
 
 
 def _saved_fingerprint(content: bytes) -> str:
     try:
         return fingerprint(content)
     except UnsafeFile as error:
-        raise AppCrashed(f"libreoffice saved something that is not a package: {error}") from error
+        raise AppCrashed(
+            f"libreoffice saved something that is not a .docx, .xlsx or .pptx: {error}"
+        ) from error
 
 
 async def _output(

@@ -136,7 +136,7 @@ async def make_api(engine: AsyncEngine) -> AsyncIterator[MakeApi]:
 
             workspaces = Workspaces(
                 storage,
-                types=[WordDocument],
+                types=list(options.get("types", [WordDocument])),
                 authorize=integration_gate(switch, files.key_of, storage, authorize=allow),
                 hidden=hides,
             )

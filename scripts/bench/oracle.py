@@ -27,7 +27,6 @@ from artifactr import UserActor, Workspaces
 from artifactr.core import Actor, Visibility
 from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
 from artifactr.workspace import Access
-from fastapi import FastAPI
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from starlette.requests import HTTPConnection
@@ -39,6 +38,7 @@ from artifactr.files.fastapi.router import files_router
 from artifactr.files.native import NativeFiles
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
+from fastapi import FastAPI
 
 POSTGRES = os.environ.get(
     "ARTIFACTR_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"

@@ -201,7 +201,8 @@ async def main(rounds: int, rows: int) -> int:
     bare = statistics.median(bare_renders)
     print(f"{bare:6.2f} s  ratio {render_ratio:4.2f}x  (target <= 1.3x)")
     print(
-        f"long sheet   {rows} rows inspected in {seconds:5.2f} s, peak memory {memory / 1024:6.1f} MiB"
+        f"long sheet   {rows} rows inspected in {seconds:5.2f} s, "
+        f"peak memory {memory / 1024:6.1f} MiB"
     )
     print(f"rounds: {rounds}; isolated network: {await app.isolated()}")
     return 1 if edit_ratio > 1.5 or render_ratio > 1.3 else 0

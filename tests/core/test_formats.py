@@ -108,7 +108,10 @@ def test_the_main_part_takes_its_type_from_a_default_by_extension() -> None:
         b'<Default Extension="rels" ContentType="x"/>'
         b'<Default Extension="xml" ContentType="' + XLSX_MAIN.encode() + b'"/></Types>'
     )
-    rels = b"<Relationships><Relationship Type='a/officeDocument' Target='xl/workbook.xml'/></Relationships>"
+    rels = (
+        b"<Relationships><Relationship Type='a/officeDocument' Target='xl/workbook.xml'/>"
+        b"</Relationships>"
+    )
     assert media_type_of(types, rels) == XLSX
     no_extension = rels.replace(b"xl/workbook.xml", b"xl/workbook")
     with pytest.raises(UnsafeFile, match="names no main part|its main part is"):

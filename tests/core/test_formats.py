@@ -114,7 +114,7 @@ def test_the_main_part_takes_its_type_from_a_default_by_extension() -> None:
     )
     assert media_type_of(types, rels) == XLSX
     no_extension = rels.replace(b"xl/workbook.xml", b"xl/workbook")
-    with pytest.raises(UnsafeFile, match="names no main part|its main part is"):
+    with pytest.raises(UnsafeFile, match=r"names no main part|its main part is"):
         media_type_of(types, no_extension)
 
 

@@ -13,7 +13,7 @@ from tests.sheets import XLSX_MAIN, build_xlsx, with_main_type, with_vba
 async def test_a_workbook_is_no_native_kind_where_the_service_holds_only_documents(
     memory_env: Env,
 ) -> None:
-    with pytest.raises(ValidationFailed, match="an Excel workbook \\(.xlsx\\), which is not"):
+    with pytest.raises(ValidationFailed, match=r"an Excel workbook \(.xlsx\), which is not"):
         await memory_env.files.upload(await memory_env.ws(), "budget.docx", chunks(build_xlsx()))
 
 
@@ -22,7 +22,7 @@ async def test_the_content_decides_the_kind_whatever_the_name_or_type_claims(
 ) -> None:
     async for env in make_env("memory", tmp_path, types=(WordDocument, Spreadsheet)):
         ws = await env.ws()
-        with pytest.raises(ValidationFailed, match="not a Word document \\(.docx\\) as declared"):
+        with pytest.raises(ValidationFailed, match=r"not a Word document \(.docx\) as declared"):
             await env.files.upload(ws, "budget.xlsx", chunks(build_xlsx()), media_type=DOCX)
         # FakeApp reads .docx only, and says so once the kind is known.
         with pytest.raises(AppRefused, match="FakeApp reads Word documents"):
@@ -48,6 +48,6 @@ async def test_a_workbook_checked_in_over_a_document_is_refused(memory_env: Env)
     artifact_id = await memory_env.upload(sample_docx())
     ws = await memory_env.ws()
     checkout = await memory_env.files.check_out(ws, artifact_id)
-    with pytest.raises(ValidationFailed, match="the file is an Excel workbook .* Word document"):
+    with pytest.raises(ValidationFailed, match=r"the file is an Excel workbook .* Word document"):
         await memory_env.files.check_in(ws, checkout.id, chunks(build_xlsx()))
     assert (await ws.get(WordDocument, artifact_id)).version == 1

@@ -308,7 +308,15 @@ async def report(paths: Sequence[Path], jobs: int, deadline: float) -> list[Row]
                 rows[path] = Row(
                     path.name, path.suffix.lstrip("."), "failed (untyped)", {}, repr(error)[:120]
                 )
-            print(f"{len(rows)}/{len(paths)} {path.name}: {rows[path].opened}", file=sys.stderr)
+            row = rows[path]
+            kept_aspects = {
+                stage: sorted(k for k, v in found.items() if v is False)
+                for stage, found in row.aspects.items()
+            }
+            print(
+                f"{len(rows)}/{len(paths)} {path.name}: {row.opened}; lost {kept_aspects}",
+                file=sys.stderr,
+            )
 
     async with anyio.create_task_group() as group:
         for path in paths:

@@ -249,12 +249,6 @@ COMMANDS: Final[Mapping[str, Command]] = {command.id: command for command in CAT
 """The commands by id."""
 
 
-def search(query: str) -> list[CommandSpec]:
-    """Return the commands whose id or label contains ``query``, in any case."""
-    wanted = query.lower()
-    return [c.spec() for c in CATALOG if wanted in c.id.lower() or wanted in c.label.lower()]
-
-
 def check(commands: Sequence[AppCommand], catalog: Mapping[str, Command] = COMMANDS) -> None:
     """Refuse a batch with an unknown command or a bad parameter, naming the command's index.
 

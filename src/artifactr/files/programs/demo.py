@@ -364,8 +364,8 @@ async def workbook_and_deck(
         AppCommand(command="cell.set", params={"cell": "B3", "value": 450}),
     ]
     proposed = await files.edit(agent, book, base_version=1, commands=batch)
-    if proposed.type == "proposed":
-        await bob.commit(RespondToProposal(proposal_id=proposed.proposal_id, decision="accept"))
+    proposal = proposed.proposal_id if proposed.type == "proposed" else ""
+    await bob.commit(RespondToProposal(proposal_id=proposal, decision="accept"))
     text = await files.text(alice, book)
     total = next(line for line in text.splitlines() if line.startswith("4\t"))
     say(f"   the agent sets B4 to =SUM(B2:B3) and B3 to 450; Bob accepts; row 4 reads: {total!r}")

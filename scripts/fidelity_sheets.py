@@ -51,6 +51,9 @@ STAGES: Final = ("save", "edit", "bare")
 
 Read = dict[str, Any]
 
+MAX_ROWS, MAX_COLUMNS = 2_000, 100
+"""The cells of a sheet compared, at most: a fuzz case's declared range can hold billions."""
+
 PICTURE: Final = 13
 """python-pptx's MSO_SHAPE_TYPE.PICTURE."""
 
@@ -71,7 +74,7 @@ def read_workbook(data: bytes) -> Read:
     }
     for sheet in formulas.worksheets:
         shown = values[sheet.title]
-        for row in sheet.iter_rows():
+        for row in sheet.iter_rows(max_row=MAX_ROWS, max_col=MAX_COLUMNS):
             for cell in row:
                 where = f"{sheet.title}!{cell.coordinate}"
                 if isinstance(cell.value, str) and cell.value.startswith("="):
@@ -205,7 +208,7 @@ async def check(office: LibreOffice, path: Path, deadline: float) -> Row:
     row = Row(path.name, kind)
     data = await anyio.Path(path).read_bytes()
     try:
-        original = reader(data)
+        original = await anyio.to_thread.run_sync(reader, data)
     except Exception as error:  # a fuzz case openpyxl or python-pptx can't read
         original = None
         row.note = f"the reader can't read it: {type(error).__name__}"
@@ -230,7 +233,7 @@ async def check(office: LibreOffice, path: Path, deadline: float) -> Row:
             row.aspects[stage] = dict.fromkeys(aspects, False)
             continue
         try:
-            read = reader(content)
+            read = await anyio.to_thread.run_sync(reader, content)
         except Exception:
             row.aspects[stage] = dict.fromkeys(aspects, False)
             continue

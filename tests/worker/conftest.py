@@ -93,7 +93,8 @@ def serving(settings: Settings) -> Iterator[str]:
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(create_app(settings), lifespan="off", log_config=None, access_log=False)
+    # The lifespan runs: at shutdown LibreOffice's pool and template profile go.
+    config = uvicorn.Config(create_app(settings), lifespan="on", log_config=None, access_log=False)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()

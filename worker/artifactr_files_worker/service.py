@@ -105,11 +105,20 @@ BACKLOG: Final = 64
 def create_app(settings: Settings) -> Starlette:
     """Return the worker's ASGI app, with its token, its app and its limits."""
     service = Service(settings)
+
+    @asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
+        try:
+            yield
+        finally:
+            await service.close()
+
     return Starlette(
         routes=[
             Route(HEALTH, service.health, methods=["GET"]),
             Route(JOBS, service.jobs, methods=["POST"]),
-        ]
+        ],
+        lifespan=lifespan,
     )
 
 
@@ -229,6 +238,11 @@ class Service:
         """One job at a time."""
         self._office = office_of(settings)
         self._token = settings.token.encode()
+
+    async def close(self) -> None:
+        """Kill the offices LibreOffice's pool started ahead, if it has any."""
+        if self._office is not None:
+            await self._office.close()
 
     async def health(self, _request: Request) -> Response:
         """Answer that the worker is up, and nothing else."""
@@ -411,6 +425,8 @@ def office_of(settings: Settings) -> LibreOffice | None:
         python=settings.uno_python,
         max_size=settings.max_file,
         pdf_cache=settings.pdf_cache,
+        pool=settings.pool,
+        pool_memory=settings.pool_memory,
         deadline=settings.edit_deadline,
         prefix=_launcher(settings, settings.cpu_for(longest)),
         build=settings.build,

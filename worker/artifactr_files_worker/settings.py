@@ -12,6 +12,8 @@ WORDCRAFT_CLI          ``wordcraft-cli``            WordCraft's command line (sp
 LIBREOFFICE_SOFFICE    ``soffice``                  LibreOffice's program
 LIBREOFFICE_PYTHON     ``/usr/bin/python3``         the Python with Debian's ``python3-uno``
 WORKER_PDF_CACHE       64 MiB                       LibreOffice's PDFs kept for the next render
+WORKER_POOL            0                            LibreOffice offices started ahead, one job each
+WORKER_POOL_MEMORY     0 (no cap)                   bytes the pool's idle offices may hold
 WORKER_PASS_ENV        (none)                       names of variables passed on to the app
 WORKER_BUILD           (none)                       the image's digest, for provenance
 WORKER_HOST/PORT       127.0.0.1, 8000              where it listens
@@ -125,6 +127,10 @@ class Settings:
     """The Python that imports ``uno``, which runs LibreOffice's driver."""
     pdf_cache: int = PDF_CACHE
     """Bytes of PDFs LibreOffice keeps for the next render of the same file."""
+    pool: int = 0
+    """LibreOffice offices started ahead, each for exactly one job and then killed."""
+    pool_memory: int = 0
+    """The most resident bytes the pool's idle offices may hold (0: no cap)."""
     app_env: Mapping[str, str] = field(default_factory=dict[str, str])
     """Variables set for the app, over a minimal environment."""
     build: str | None = None
@@ -196,6 +202,8 @@ class Settings:
             soffice=environ.get("LIBREOFFICE_SOFFICE", "soffice"),
             uno_python=environ.get("LIBREOFFICE_PYTHON", "/usr/bin/python3"),
             pdf_cache=read.integer("WORKER_PDF_CACHE", PDF_CACHE),
+            pool=read.integer("WORKER_POOL", 0),
+            pool_memory=read.integer("WORKER_POOL_MEMORY", 0),
             cli=tuple(shlex.split(environ.get("WORDCRAFT_CLI", "wordcraft-cli"))),
             app_env={name: environ[name] for name in passed if name in environ},
             build=environ.get("WORKER_BUILD") or None,

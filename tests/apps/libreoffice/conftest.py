@@ -8,6 +8,7 @@ is alive when it ends.
 """
 
 import io
+import shutil
 import tempfile
 from collections.abc import Iterator
 from datetime import UTC, datetime
@@ -21,12 +22,19 @@ from docx.opc.packuri import PackURI
 from docx.opc.part import Part
 from docx.oxml import OxmlElement, parse_xml
 from docx.oxml.ns import nsdecls, qn
+from lxml import etree
+from PIL import Image
 
 from artifactr.files.apps.libreoffice import LibreOffice
-from tests.office import need_office, running
+from artifactr.files.apps.libreoffice._process import TEMPLATE_PREFIX
+from artifactr.files.apps.libreoffice._sandbox import can_sandbox
+from tests.office import REQUIRED, need_office, running
 
 TEMPLATE = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/attachedTemplate"
 """The relationship of a document's settings to its attached template."""
+
+VML = 'xmlns:v="urn:schemas-microsoft-com:vml" xmlns:o="urn:schemas-microsoft-com:office:office"'
+"""The VML and Office namespaces, which python-docx doesn't declare."""
 
 STAMP = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -39,7 +47,8 @@ def jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setattr(tempfile, "tempdir", str(path))
     yield path
     assert running(str(path)) == []
-    assert list(path.iterdir()) == []
+    # What stays is the adapter's template profile, made once and copied into each job.
+    assert [p for p in path.iterdir() if not p.name.startswith(TEMPLATE_PREFIX)] == []
 
 
 @pytest.fixture
@@ -188,5 +197,153 @@ def linking_document(base: str) -> bytes:
     settings.element.append(parse_xml(attached))
     # The body must end with its section properties.
     body = document.element.body
+    body.append(body.sectPr)
+    return saved(document)
+
+
+def solid_png(color: tuple[int, int, int], size: int = 64) -> bytes:
+    """A square PNG of one colour."""
+    buffer = io.BytesIO()
+    Image.new("RGB", (size, size), color).save(buffer, "PNG")
+    return buffer.getvalue()
+
+
+def field(instruction: str, shown: str) -> str:
+    """A paragraph holding one simple field with the result ``shown``."""
+    return (
+        f"<w:p {nsdecls('w')}><w:fldSimple w:instr='{instruction}'>"
+        f"<w:r><w:t>{shown}</w:t></w:r></w:fldSimple></w:p>"
+    )
+
+
+def reaching_document(secrets: Path, font: bytes, escape: Path) -> bytes:
+    """A document that reaches for the machine: a linked picture and an INCLUDEPICTURE of
+    ``secrets/secret.png``, an INCLUDETEXT of ``secrets/secret.txt``, an OLE object linked to
+    it, and an embedded font (``font``) whose name climbs out of the profile to ``escape``."""
+    document = docx.Document()
+    document.add_paragraph("A page that reaches for the machine.")
+    picture_url = (secrets / "secret.png").as_uri()
+    text_url = (secrets / "secret.txt").as_uri()
+    picture = document.part.relate_to(picture_url, RELATIONSHIP_TYPE.IMAGE, True)
+    body = document.element.body
+    body.append(
+        parse_xml(
+            f"<w:p {nsdecls('w', 'r', 'wp', 'a', 'pic')}><w:r><w:drawing>"
+            '<wp:inline><wp:extent cx="914400" cy="914400"/><wp:docPr id="1" name="Linked"/>'
+            "<a:graphic><a:graphicData "
+            'uri="http://schemas.openxmlformats.org/drawingml/2006/picture">'
+            '<pic:pic><pic:nvPicPr><pic:cNvPr id="1" name="Linked"/><pic:cNvPicPr/></pic:nvPicPr>'
+            f'<pic:blipFill><a:blip r:link="{picture}"/><a:stretch><a:fillRect/></a:stretch>'
+            '</pic:blipFill><pic:spPr><a:xfrm><a:off x="0" y="0"/><a:ext cx="914400" '
+            'cy="914400"/></a:xfrm><a:prstGeom prst="rect"/></pic:spPr></pic:pic>'
+            "</a:graphicData></a:graphic></wp:inline></w:drawing></w:r></w:p>"
+        )
+    )
+    body.append(parse_xml(field(f' INCLUDEPICTURE "{picture_url}" \\d ', "picture")))
+    body.append(parse_xml(field(f' INCLUDETEXT "{secrets / "secret.txt"}" ', "included")))
+    preview, _ = document.part.get_or_add_image(io.BytesIO(solid_png((0, 160, 0), 16)))
+    linked = document.part.relate_to(
+        text_url,
+        "http://schemas.openxmlformats.org/officeDocument/2006/relationships/oleObject",
+        True,
+    )
+    body.append(
+        parse_xml(
+            f'<w:p {nsdecls("w", "r")} {VML}><w:r><w:object w:dxaOrig="1440" '
+            'w:dyaOrig="1440"><v:shape id="_x0000_i1025" style="width:72pt;height:72pt" '
+            f'o:ole=""><v:imagedata r:id="{preview}" o:title=""/></v:shape>'
+            f'<o:OLEObject Type="Link" ProgID="Package" ShapeID="_x0000_i1025" '
+            f'DrawAspect="Content" r:id="{linked}" UpdateMode="Always">'
+            "<o:LinkType>EnhancedMetaFile</o:LinkType></o:OLEObject></w:object></w:r></w:p>"
+        )
+    )
+    climb = "../" * 24 + str(escape).lstrip("/")
+    fonts = next(
+        part for part in document.part.package.iter_parts() if part.partname.endswith("Table.xml")
+    )
+    embedded = Part(
+        PackURI("/word/fonts/font1.odttf"),
+        "application/vnd.openxmlformats-officedocument.obfuscatedFont",
+        font,
+        document.part.package,
+    )
+    key = fonts.relate_to(embedded, RELATIONSHIP_TYPE.FONT)
+    entry = (
+        f'<w:font {nsdecls("w", "r")} w:name="{climb}"><w:embedRegular r:id="{key}" '
+        'w:fontKey="{00000000-0000-0000-0000-000000000000}"/></w:font>'
+    )
+    table = parse_xml(fonts.blob)
+    table.append(parse_xml(entry))
+    fonts._blob = etree.tostring(table, xml_declaration=True, encoding="UTF-8", standalone=True)
+    document.settings.element.append(parse_xml(f"<w:embedTrueTypeFonts {nsdecls('w')}/>"))
+    run = document.paragraphs[0].runs[0]
+    run.font.name = climb
+    body.append(body.sectPr)
+    return saved(document)
+
+
+@pytest.fixture
+def sealed(jobs: Path) -> LibreOffice:
+    """The adapter with the sandbox required (skipped, or failed in CI, where bwrap can't run)."""
+    need_office()
+    bwrap = shutil.which("bwrap")
+    if bwrap is None or not can_sandbox(bwrap):
+        reason = "bubblewrap can't run here (apt-get install bubblewrap)"
+        if REQUIRED:
+            pytest.fail(reason + " (CI=true requires it)")
+        pytest.skip(reason)
+    return LibreOffice(sandbox=True)
+
+
+def run_xml(text: str) -> str:
+    """One run of text."""
+    return f'<w:r><w:t xml:space="preserve">{text}</w:t></w:r>'
+
+
+def shown_document() -> bytes:
+    """Text the page shows through fields and content controls: a merge field, a DATE field, an
+    AUTHOR and a DOCPROPERTY field, a drop-down, a rich-text and a block content control."""
+    document = docx.Document()
+    document.core_properties.author = "Grace Hopper"
+    document.core_properties.title = "The Contract"
+    body = document.element.body
+
+    def paragraph(inner: str) -> None:
+        body.append(parse_xml(f"<w:p {nsdecls('w')}>{inner}</w:p>"))
+
+    def simple(instruction: str, shown: str) -> str:
+        return f"<w:fldSimple w:instr=' {instruction} '>{run_xml(shown)}</w:fldSimple>"
+
+    paragraph(run_xml("Dear ") + simple("MERGEFIELD FirstName", "«FirstName»") + run_xml(", hi."))
+    paragraph(
+        run_xml("Signed on ")
+        + '<w:r><w:fldChar w:fldCharType="begin"/></w:r><w:r><w:instrText xml:space="preserve">'
+        ' DATE \\@ "d MMMM yyyy" </w:instrText></w:r><w:r><w:fldChar w:fldCharType="separate"/>'
+        f'</w:r>{run_xml("3 March 2025")}<w:r><w:fldChar w:fldCharType="end"/></w:r>'
+        + run_xml(" by the parties.")
+    )
+    paragraph(
+        run_xml("Author: ")
+        + simple("AUTHOR", "Grace Hopper")
+        + run_xml("; title: ")
+        + simple("DOCPROPERTY Title", "The Contract")
+    )
+    paragraph(
+        run_xml("Plan: ")
+        + '<w:sdt><w:sdtPr><w:dropDownList><w:listItem w:displayText="Gold" w:value="Gold"/>'
+        f"</w:dropDownList></w:sdtPr><w:sdtContent>{run_xml('Choose an item.')}</w:sdtContent>"
+        "</w:sdt>" + run_xml(" (pick one).")
+    )
+    paragraph(
+        run_xml("Notes: ")
+        + "<w:sdt><w:sdtPr><w:richText/></w:sdtPr><w:sdtContent><w:r><w:rPr><w:b/></w:rPr>"
+        f"<w:t>Rich words</w:t></w:r>{run_xml(' here')}</w:sdtContent></w:sdt>" + run_xml(" end.")
+    )
+    body.append(
+        parse_xml(
+            f"<w:sdt {nsdecls('w')}><w:sdtPr><w:text/></w:sdtPr><w:sdtContent><w:p>"
+            f"{run_xml('A paragraph in a block control.')}</w:p></w:sdtContent></w:sdt>"
+        )
+    )
     body.append(body.sectPr)
     return saved(document)

@@ -23,7 +23,13 @@ from artifactr.files import AppCommand
 from artifactr.files.apps.libreoffice import LibreOffice
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 from tests import hostile
-from tests.apps.libreoffice.conftest import linking_document, need_office, saved, toc_document
+from tests.apps.libreoffice.conftest import (
+    linking_document,
+    need_office,
+    saved,
+    shown_document,
+    toc_document,
+)
 
 SLOW = 45.0
 """Seconds a first render may take here: a whole office start-up on a busy machine."""
@@ -463,3 +469,17 @@ async def test_a_document_that_names_urls_reaches_nothing_and_still_renders(
         check=False,
     )
     assert listener.received
+
+
+async def test_the_text_holds_what_fields_and_content_controls_show_in_reading_order(
+    office: LibreOffice,
+) -> None:
+    lines = (await office.inspect(shown_document())).text.splitlines()
+    assert lines[0] == "Dear «FirstName», hi."
+    assert re.fullmatch(r"Signed on \d{1,2} \w+ \d{4} by the parties\.", lines[1])
+    assert lines[2:6] == [
+        "Author: Grace Hopper; title: The Contract",
+        "Plan: Choose an item. (pick one).",
+        "Notes: Rich words here end.",
+        "A paragraph in a block control.",
+    ]

@@ -10,12 +10,13 @@ import logging
 import math
 import os
 import stat
+import tempfile
 from pathlib import Path
 
 import pytest
 
 from artifactr.files import AppCommand
-from artifactr.files.apps.libreoffice import CATALOG, LibreOffice, available
+from artifactr.files.apps.libreoffice import CATALOG, LibreOffice, _process, available
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 from tests import hostile
 
@@ -119,7 +120,10 @@ async def test_an_office_that_cannot_start_or_answer_is_a_crash(tmp_path: Path) 
     with pytest.raises(AppCrashed, match=r"soffice exited|could not start"):
         await LibreOffice(soffice="/bin/false").inspect(sound)
     with pytest.raises(AppCrashed, match="driver could not start"):
-        await LibreOffice(python="/nonexistent/python3", isolate_network=False).inspect(sound)
+        await LibreOffice(python=NOWHERE, sandbox=False, isolate_network=False).inspect(sound)
+    if await LibreOffice().sandboxed():
+        with pytest.raises(AppCrashed, match=r"stopped \(exit status 1\): bwrap: execvp"):
+            await LibreOffice(python=NOWHERE).inspect(sound)
     with pytest.raises(AppCrashed, match=r"stopped \(exit status 3\): nothing in its logs"):
         await LibreOffice(python=script(tmp_path, "exit 3")).inspect(sound)
     with pytest.raises(AppCrashed, match="isn't JSON"):
@@ -133,6 +137,9 @@ async def test_an_office_that_cannot_start_or_answer_is_a_crash(tmp_path: Path) 
     silent = script(tmp_path, """echo '{"ok": true, "result": {"pages": 1}}'""")
     with pytest.raises(AppCrashed, match=r"said it wrote out\.pdf"):
         await LibreOffice(python=silent, soffice="/bin/echo").pdf(sound)
+    unsealed = LibreOffice(python=silent, sandbox=False, isolate_network=True)
+    with pytest.raises(AppCrashed, match=r"said it wrote out\.pdf"):
+        await unsealed.pdf(sound)
     junk = script(tmp_path, """echo junk > "$2/out.docx"; echo '{"ok": true, "result": {}}'""")
     with pytest.raises(AppCrashed, match=r"saved something that is not a \.docx"):
         await LibreOffice(python=junk, soffice="/bin/echo").apply(sound, [])
@@ -156,21 +163,26 @@ async def test_the_version_comes_from_soffice_and_its_failures_are_typed(tmp_pat
         await LibreOffice(soffice=script(tmp_path, "sleep 5", "slow"), deadline=0.05).about()
 
 
-async def test_network_isolation_is_used_where_it_can_be_and_said_where_it_cant(
+async def test_the_sandbox_and_the_network_namespace_are_used_where_they_can_be_and_said_where_not(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    assert not await LibreOffice(isolate_network=False).isolated()
+    assert not await LibreOffice(sandbox=False, isolate_network=False).isolated()
     monkeypatch.setenv("PATH", str(tmp_path))
     with pytest.raises(AppCrashed, match="must run without a network"):
-        await LibreOffice(isolate_network=True).isolated()
+        await LibreOffice(sandbox=False, isolate_network=True).isolated()
+    with pytest.raises(AppCrashed, match="must run sealed, and bubblewrap can't run here"):
+        await LibreOffice(sandbox=True).sandboxed()
     with caplog.at_level(logging.WARNING, "artifactr.files.apps.libreoffice"):
         preferred = LibreOffice()
         assert not await preferred.isolated()
         assert not await preferred.isolated()
+        assert not await preferred.sandboxed()
     assert [r.message for r in caplog.records] == [
-        "libreoffice jobs run WITH the network: `unshare --net` is unavailable here"
+        "libreoffice jobs run UNSEALED: bubblewrap is missing or can't run here",
+        "libreoffice jobs run WITH the network: `unshare --net` is unavailable here",
     ]
     (tmp_path / "unshare").symlink_to("/bin/false")
+    (tmp_path / "bwrap").symlink_to("/bin/false")
     assert not await LibreOffice(isolate_network=None).isolated()
 
 
@@ -190,3 +202,24 @@ def test_availability_says_what_is_missing_and_which_package_brings_it(
     assert without_uno.python is None
     assert "`/bin/false` can't import uno (apt-get install python3-uno)" in without_uno.missing
     assert os.environ["PATH"] == str(tmp_path)
+
+
+async def test_a_template_profile_is_made_once_or_none_where_the_office_cannot_make_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+
+    def runner(soffice: str) -> _process.Runner:
+        return _process.Runner(
+            soffice=soffice, python="/usr/bin/python3", isolate=False, max_file=1
+        )
+
+    assert await _process.template(runner("/bin/false"), 30) is None
+    assert await _process.template(runner("/bin/true"), 30) is None  # says yes, makes nothing
+    assert await _process.template(runner(NOWHERE), 30) is None
+    assert await _process.template(runner(script(tmp_path, "sleep 30", "slow")), 0.1) is None
+    assert [name for name in os.listdir(tmp_path) if name.startswith("libreoffice")] == []
+    made = script(tmp_path, 'mkdir -p "${6#-env:UserInstallation=file://}/user"', "maker")
+    profile = await _process.template(runner(made), 30)
+    assert profile is not None
+    assert (profile / "user").is_dir()

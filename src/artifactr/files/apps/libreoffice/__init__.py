@@ -29,10 +29,12 @@ profile and a ``job.json``; the driver (``driver/``, shipped in this package) ru
 *system* Python, which has Debian's ``python3-uno`` (this process never imports ``uno``), starts
 ``soffice --headless`` on a named pipe, loads the file hidden (macros never run, links never
 update, no lock files), does the job and prints one JSON line. Then the whole process group is
-killed and the directory wiped, whatever happened; at the deadline too (``AppTimeout``). Where
-the platform allows (root, or user namespaces), the job runs in a network namespace of its own
-(``unshare --net``), so a document that names a URL reaches nothing; ``isolate_network`` says
-whether that is required, preferred (the default, with a warning where it can't) or off.
+killed and the directory wiped, whatever happened; at the deadline too (``AppTimeout``). The
+job runs sealed under bubblewrap (``_sandbox.py``: the system read-only, its own directory the
+only one writable, no network, no home, none of this application's files); ``sandbox`` says
+whether that is required, preferred (the default, with a warning where it can't) or off. Where
+it isn't sealed and the platform allows, the job runs in a network namespace of its own
+(``unshare --net``; ``isolate_network``, required, preferred or off the same way).
 
 **Renders.** The first render of a content exports the whole document to PDF once (one office
 start-up) and keeps the PDF in a bounded in-process cache keyed by the content's SHA-256 and the

@@ -13,13 +13,15 @@ import io
 import logging
 import math
 import os
+import shutil
 import signal
 import subprocess
 import zipfile
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import IO, Final
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
@@ -32,6 +34,8 @@ from artifactr.files.apps.libreoffice._availability import (
     can_unshare,
 )
 from artifactr.files.apps.libreoffice._png import png_from_ppm
+from artifactr.files.apps.libreoffice._pool import Pool, PoolStatus
+from artifactr.files.apps.libreoffice._sandbox import can_sandbox
 from artifactr.files.core.app_port import (
     EDIT_DEADLINE,
     RENDER_DEADLINE,
@@ -142,11 +146,15 @@ class LibreOffice:
         soffice: The office's program (``soffice``, or a path).
         python: The Python that imports ``uno`` (Debian's ``python3-uno`` is for
             ``/usr/bin/python3``).
-        isolate_network: Whether each job runs in a network namespace of its own
-            (``unshare --net``, which needs root or user namespaces). None (the default) isolates
-            where the platform allows and logs a warning once where it doesn't; True refuses to
-            run a job without it (:class:`~artifactr.files.core.errors.AppCrashed`); False never
-            isolates.
+        sandbox: Whether each job runs sealed under bubblewrap (``bwrap``: the system
+            read-only, only its own directory writable, no network, no home, none of this
+            application's files). None (the default) seals where bubblewrap runs and logs a
+            warning once where it doesn't; True refuses to run a job without it
+            (:class:`~artifactr.files.core.errors.AppCrashed`); False never seals.
+        isolate_network: Where a job isn't sealed, whether it runs in a network namespace of its
+            own (``unshare --net``, which needs root or user namespaces). None (the default)
+            isolates where the platform allows and logs a warning once where it doesn't; True
+            refuses to run a job without it; False never isolates.
         max_size: The most bytes a file, a saved file or a PDF may have.
         author: Who edits when ``apply`` names nobody.
         pdf_cache: The most bytes of PDFs kept for renders (0 keeps none).
@@ -158,6 +166,10 @@ class LibreOffice:
         build: The build :meth:`about` reports, for provenance (a worker passes its image's
             digest, ``WORKER_BUILD``); the office's own build string, from ``soffice
             --version``, if None.
+        pool: How many offices to keep started ahead, each for exactly one job and then killed
+            (0: each job starts its own); see :meth:`pool_status` and :meth:`close`.
+        pool_memory: The most resident bytes the pool's idle offices may hold before it stops
+            starting more (0: no cap).
     """
 
     def __init__(
@@ -165,6 +177,7 @@ class LibreOffice:
         *,
         soffice: str = "soffice",
         python: str = SYSTEM_PYTHON,
+        sandbox: bool | None = None,
         isolate_network: bool | None = None,
         max_size: int = MAX_FILE,
         author: str = DEFAULT_AUTHOR,
@@ -173,9 +186,12 @@ class LibreOffice:
         deadline: float = EDIT_DEADLINE,
         prefix: Sequence[str] = (),
         build: str | None = None,
+        pool: int = 0,
+        pool_memory: int = 0,
     ) -> None:
         self.soffice = soffice
         self.python = python
+        self.sandbox = sandbox
         self.isolate_network = isolate_network
         self.max_size = max_size
         self.author = author
@@ -184,7 +200,12 @@ class LibreOffice:
         self.deadline = deadline
         self.prefix = tuple(prefix)
         self.build = build
+        self._pool = Pool(pool, pool_memory, self._runner)
         self._isolated: bool | None = None
+        self._probed = False
+        self._templated = False
+        self._template: Path | None = None
+        self._sealed: str | None = None
         self._about: About | None = None
         self._pdfs: OrderedDict[str, _Exported] = OrderedDict()
         self._exporting: dict[str, asyncio.Task[_Exported]] = {}
@@ -199,12 +220,39 @@ class LibreOffice:
         """Return whether the programs the adapter needs are here, and why not."""
         return available(soffice, python)
 
+    async def sandboxed(self) -> bool:
+        """Return whether jobs run sealed under bubblewrap.
+
+        Raises:
+            AppCrashed: If the sandbox is required and bubblewrap can't run here.
+        """
+        return await self._bwrap() is not None
+
+    async def _bwrap(self) -> str | None:
+        if not self._probed:
+            found = shutil.which("bwrap") if self.sandbox is not False else None
+            can = found is not None and await asyncio.to_thread(can_sandbox, found)
+            if self.sandbox and not can:
+                raise AppCrashed(
+                    "libreoffice must run sealed, and bubblewrap can't run here "
+                    "(apt-get install bubblewrap; it needs root or user namespaces)"
+                )
+            if self.sandbox is None and not can:
+                logger.warning(
+                    "libreoffice jobs run UNSEALED: bubblewrap is missing or can't run here"
+                )
+            self._sealed = found if can else None
+            self._probed = True
+        return self._sealed
+
     async def isolated(self) -> bool:
-        """Return whether jobs run in a network namespace of their own.
+        """Return whether jobs run without a network: sealed, or in a namespace of their own.
 
         Raises:
             AppCrashed: If isolation is required and the platform can't give it.
         """
+        if await self._bwrap() is not None:
+            return True
         if self._isolated is None:
             can = self.isolate_network is not False and await asyncio.to_thread(can_unshare)
             if self.isolate_network and not can:
@@ -236,13 +284,41 @@ class LibreOffice:
         return self._about
 
     async def _runner(self) -> _process.Runner:
-        return _process.Runner(
+        runner = _process.Runner(
             soffice=self.soffice,
             python=self.python,
             isolate=await self.isolated(),
+            bwrap=await self._bwrap(),
             max_file=self.max_size,
             prefix=self.prefix,
         )
+        if not self._templated:
+            # One first start for all jobs; without a template, each job makes its own profile.
+            self._template = await _process.template(runner, self.deadline)
+            self._templated = True
+        return replace(runner, template=self._template)
+
+    async def _pooled(self) -> _process.Office | None:
+        """Return an office the pool started ahead for the next job, or None."""
+        return await self._pool.take()
+
+    def fill_pool(self) -> None:
+        """Start the pool's offices now, in the background (else they start on first use)."""
+        self._pool.fill()
+
+    def pool_status(self) -> PoolStatus:
+        """Return the pool's size, how many offices are ready, and their resident memory."""
+        return self._pool.status()
+
+    async def close(self) -> None:
+        """Kill the offices the pool started ahead and remove the template profile.
+
+        The adapter still works after this: a job starts its own office, on a new template.
+        """
+        await self._pool.close()
+        if self._template is not None:
+            await asyncio.to_thread(shutil.rmtree, self._template.parent, True)
+        self._template, self._templated = None, False
 
     async def _bytes(self, source: Source) -> bytes:
         """Return the file's bytes, or refuse a file over the size limit."""
@@ -301,6 +377,7 @@ class LibreOffice:
             await self._runner(),
             "apply",
             content,
+            office=await self._pooled(),
             deadline=deadline,
             commands=commands,
             author=who,
@@ -337,6 +414,7 @@ class LibreOffice:
             deadline=deadline,
             author=self.author,
             file_format=EXTENSIONS[media],
+            office=await self._pooled(),
         )
         return self._inspection(reply.result, digest, await self.about())
 
@@ -424,6 +502,7 @@ class LibreOffice:
                 runner,
                 "pdf",
                 content,
+                office=await self._pooled(),
                 deadline=self.export_deadline,
                 author=self.author,
                 output="out.pdf",

@@ -4,11 +4,12 @@ A job writes the file and a ``job.json`` into a fresh temporary directory and ru
 (``driver/``) under the system Python, which has Debian's ``python3-uno``: this process never
 imports ``uno``. The driver starts ``soffice --headless`` on a fresh profile inside that
 directory, talks to it over a named pipe, and writes one JSON line. The job starts in a session
-(so a process group) of its own, and, where the platform allows, in a network namespace of its
-own (``unshare --net``), so a document that names a URL (a linked picture, an ``INCLUDEPICTURE``
-field, a remote template) reaches nothing. Whatever happens, as soon as the line is read or the
-deadline passes, the whole group is killed with SIGKILL and the directory wiped. Each failure is
-typed: ``refused`` with the driver's reason, ``crashed``, ``timeout`` and ``too_large``.
+(so a process group) of its own, sealed under bubblewrap where the runner says so
+(``_sandbox.py``), else, where the platform allows, in a network namespace of its own (``unshare
+--net``), so a document that names a URL or a local file reaches nothing. Whatever happens, as
+soon as the line is read or the deadline passes, the whole group is killed with SIGKILL and the
+directory wiped. Each failure is typed: ``refused`` with the driver's reason, ``crashed``,
+``timeout`` and ``too_large``.
 """
 
 import asyncio
@@ -24,10 +25,11 @@ from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal
+from typing import IO, Final, Literal
 
 from pydantic import JsonValue
 
+from artifactr.files.apps.libreoffice import _sandbox
 from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 
@@ -36,6 +38,9 @@ DRIVER: Final = Path(__file__).with_name("driver")
 
 SOURCE: Final = "in.docx"
 """The file's name in the job's directory."""
+
+TEMPLATE_PREFIX: Final = "libreoffice-template-"
+"""The name a template profile's directory starts with, beside the jobs'."""
 
 STDERR_TAIL: Final = 2_000
 """Characters of the driver's and the office's log kept, from the end, to explain a crash."""
@@ -53,11 +58,15 @@ class Runner:
     python: str
     """The Python that has ``uno``."""
     isolate: bool
-    """Whether jobs run in a network namespace of their own."""
+    """Whether jobs run in a network namespace of their own (where not sandboxed)."""
     max_file: int
     """The most bytes a file (in or out) and the driver's reply may have."""
     prefix: tuple[str, ...] = ()
     """A command the driver runs under (a launcher that sets resource limits), if any."""
+    bwrap: str | None = None
+    """Bubblewrap, if jobs run sealed in its sandbox (``_sandbox.py``)."""
+    template: Path | None = None
+    """A profile the office has initialised once, copied into each job (:func:`template`)."""
 
 
 @dataclass(frozen=True)
@@ -79,9 +88,14 @@ async def run(
     commands: Sequence[AppCommand] = (),
     author: str = "",
     output: str | None = None,
+    office: "Office | None" = None,
     file_format: str = "docx",
 ) -> Reply:
     """Run one job; return the driver's result, and the file named ``output`` it wrote.
+
+    The job runs on ``office`` if given (one a pool started ahead, waiting for its job), else on
+    one started now; either way that office sees this one document and is then killed with its
+    group.
 
     ``file_format`` (``docx``, ``xlsx`` or ``pptx``) names the jobs the driver runs, and the
     file's extension in the job's directory.
@@ -92,41 +106,56 @@ async def run(
         AppCrashed: If the driver or the office dies, or answers something unreadable.
         AppTooLarge: If the reply or the written file is over the limit.
     """
-    pipe = f"artifactr-{uuid.uuid4().hex}"
     job: dict[str, JsonValue] = {
         "op": op,
-        "soffice": runner.soffice,
-        "pipe": pipe,
         "author": author,
         "source": f"in.{file_format}",
         "format": file_format,
         "commands": [{"command": c.command, "params": dict(c.params)} for c in commands],
     }
-    directory = Path(tempfile.mkdtemp(prefix="libreoffice-"))
+    if office is None:
+        office = await start(runner)
     try:
-        await asyncio.to_thread(_prepare, directory, source, job)
+        await asyncio.to_thread((office.directory / f"in.{file_format}").write_bytes, source)
         try:
             async with asyncio.timeout(deadline):
-                result = await _drive(runner, directory)
+                result = await _answer(office, job)
         except TimeoutError:
             raise AppTimeout(
                 f"libreoffice took longer than its deadline of {deadline:g} s and was stopped"
             ) from None
-        written = None if output is None else _read_back(directory / output, runner.max_file)
+        written = None if output is None else _read_back(office.directory / output, runner.max_file)
         return Reply(result, written)
     finally:
-        _forget_pipes(pipe, directory)
-        await asyncio.to_thread(shutil.rmtree, directory, True)
+        await end(office)
 
 
-def _prepare(directory: Path, source: bytes, job: Mapping[str, JsonValue]) -> None:
-    (directory / str(job["source"])).write_bytes(source)
-    (directory / "job.json").write_text(json.dumps(job))
+@dataclass
+class Office:
+    """A started job: its directory, its pipe, and the driver's process, waiting for its job."""
+
+    directory: Path
+    pipe: str
+    process: asyncio.subprocess.Process
+    log: IO[bytes]
 
 
-async def _drive(runner: Runner, directory: Path) -> dict[str, JsonValue]:
+async def start(runner: Runner) -> Office:
+    """Start a job's driver and office in a fresh directory; the job itself comes later.
+
+    Raises:
+        AppCrashed: If the driver can't start.
+    """
+    pipe = f"artifactr-{uuid.uuid4().hex}"
+    directory = Path(tempfile.mkdtemp(prefix="libreoffice-"))
+    office = {"soffice": runner.soffice, "pipe": pipe}
+    await asyncio.to_thread(_prepare, directory, office, runner.template)
     argv = [*runner.prefix, runner.python, str(DRIVER), str(directory)]
-    if runner.isolate:
+    if runner.bwrap is not None:
+        programs = (runner.python, runner.soffice)
+        sealed = _sandbox.argv(runner.bwrap, directory, DRIVER, programs)
+        argv = [*runner.prefix, *sealed, runner.python, str(DRIVER), str(directory)]
+    elif runner.isolate:
         argv = ["unshare", "--net", "--", *argv]
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
@@ -136,30 +165,51 @@ async def _drive(runner: Runner, directory: Path) -> dict[str, JsonValue]:
         "LANG": "C.UTF-8",
         "SAL_USE_VCLPLUGIN": "svp",
     }
-    with (directory / "driver.log").open("wb") as log:
-        try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=log,
-                cwd=directory,
-                env=env,
-                start_new_session=True,
-                limit=runner.max_file,
-            )
-        except OSError as error:
-            raise AppCrashed(f"libreoffice's driver could not start: {error}") from error
-        try:
-            return await _answer(process, directory)
-        finally:
-            _kill_group(process.pid)
-            await process.wait()
+    log = (directory / "driver.log").open("wb")
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=log,
+            cwd=directory,
+            env=env,
+            start_new_session=True,
+            limit=runner.max_file,
+        )
+    except OSError as error:
+        log.close()
+        _forget_pipes(pipe, directory)
+        await asyncio.to_thread(shutil.rmtree, directory, True)
+        raise AppCrashed(f"libreoffice's driver could not start: {error}") from error
+    return Office(directory, pipe, process, log)
 
 
-async def _answer(process: asyncio.subprocess.Process, directory: Path) -> dict[str, JsonValue]:
-    stdout = process.stdout
+async def end(office: Office) -> None:
+    """Kill a job's whole process group and wipe its directory, whatever happened."""
+    try:
+        _kill_group(office.process.pid)
+        await office.process.wait()
+    finally:
+        office.log.close()
+        _forget_pipes(office.pipe, office.directory)
+        await asyncio.to_thread(shutil.rmtree, office.directory, True)
+
+
+def _prepare(directory: Path, office: Mapping[str, JsonValue], template: Path | None) -> None:
+    if template is not None:
+        shutil.copytree(template, directory / "profile", symlinks=True)
+    (directory / "job.json").write_text(json.dumps(office))
+
+
+async def _answer(office: Office, job: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+    process, directory = office.process, office.directory
+    stdin, stdout = process.stdin, process.stdout
+    assert stdin is not None
     assert stdout is not None
+    with suppress(ConnectionError):  # a driver that died already answers nothing, below
+        stdin.write(json.dumps(job).encode() + b"\n")
+        await stdin.drain()
     try:
         line = await stdout.readline()
     except ValueError:
@@ -216,3 +266,49 @@ def _forget_pipes(pipe: str, directory: Path) -> None:
     for name in (pipe, f"SingleOfficeIPC_{single}"):
         with suppress(OSError):
             Path(f"/tmp/OSL_PIPE_{os.getuid()}_{name}").unlink()
+
+
+async def template(runner: Runner, deadline: float) -> Path | None:
+    """Return a profile the office has initialised (its first start done), or None if it can't.
+
+    The office starts on it once, headless, with no document, and stops
+    (``--terminate_after_init``), sealed as a job is. Each job copies it, so no job pays the
+    office's first start.
+    """
+    directory = Path(tempfile.mkdtemp(prefix=TEMPLATE_PREFIX))
+    profile = directory / "profile"
+    argv = [
+        runner.soffice,
+        "--headless",
+        "--invisible",
+        "--nologo",
+        "--norestore",
+        "--nodefault",
+        f"-env:UserInstallation={profile.as_uri()}",
+        "--terminate_after_init",
+    ]
+    if runner.bwrap is not None:
+        argv = [*_sandbox.argv(runner.bwrap, directory, DRIVER, (runner.soffice,)), *argv]
+    status = None
+    try:
+        process = await asyncio.create_subprocess_exec(
+            *argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(directory)},
+            start_new_session=True,
+        )
+    except OSError:
+        process = None
+    if process is not None:
+        try:
+            async with asyncio.timeout(deadline):
+                status = await process.wait()
+        except TimeoutError:
+            _kill_group(process.pid)
+            await process.wait()
+    if status != 0 or not (profile / "user").is_dir():
+        await asyncio.to_thread(shutil.rmtree, directory, True)
+        return None
+    return profile

@@ -1,7 +1,8 @@
 """LibreOffice's driver: one job, run by the system Python with Debian's python3-uno (ADR-0008).
 
-The adapter never imports ``uno``: it writes a job (``job.json`` and the file) into a fresh
-directory and runs ``/usr/bin/python3 <this directory> <job directory>``; the directory's modules
+The adapter never imports ``uno``: it writes the office's settings (``job.json``) into a fresh
+directory and runs ``/usr/bin/python3 <this directory> <job directory>``, then, once it has a
+job for it, writes the file there and the job as one JSON line on stdin; the directory's modules
 import only the standard library, ``uno`` and each other, and run under Python 3.11. The driver
 starts ``soffice --headless`` on a fresh profile (``desktop.py``), does the job named by ``op``,
 and writes one JSON line to stdout: ``{"ok": true, "result": ...}`` or ``{"ok": false, "kind":
@@ -27,7 +28,7 @@ import impress_apply
 import impress_inspect
 import writer_apply
 import writer_inspect
-from desktop import Refused, message, start
+from desktop import Refused, author, message, start
 
 JOBS = {"inspect": writer_inspect.run, "apply": writer_apply.run, "pdf": export.run}
 """What runs each job, by its ``op``."""
@@ -51,6 +52,9 @@ def main():
         job = json.load(spec)
     try:
         context, desktop = start(job, directory)
+        # The job itself comes on stdin once the office answers: a pool starts offices ahead.
+        job.update(json.loads(sys.stdin.readline() or "{}"))
+        author(context, job["author"])
         jobs = FORMATS.get(job.get("format", "docx"), JOBS)
         reply = {"ok": True, "result": jobs[job["op"]](job, directory, context, desktop)}
     except Refused as refusal:

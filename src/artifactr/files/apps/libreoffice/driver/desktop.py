@@ -6,31 +6,80 @@ Shared by every job of the driver; imports only the standard library and ``uno``
 import os
 import subprocess
 import time
-from xml.sax.saxutils import escape
 
 import uno
 
 CONNECT_POLL = 0.05
 """Seconds between attempts to reach the office over its pipe."""
 
-PROFILE = """<?xml version="1.0" encoding="UTF-8"?>
-<oor:items xmlns:oor="http://openoffice.org/2001/registry"
- xmlns:xs="http://www.w3.org/2001/XMLSchema" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">
-<item oor:path="/org.openoffice.UserProfile/Data"><prop oor:name="givenname" oor:op="fuse">
-<value>{author}</value></prop></item>
-<item oor:path="/org.openoffice.UserProfile/Data"><prop oor:name="sn" oor:op="fuse">
-<value></value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Security/Scripting">
-<prop oor:name="MacroSecurityLevel" oor:op="fuse"><value>3</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Security/Scripting">
-<prop oor:name="DisableMacrosExecution" oor:op="fuse"><value>true</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Security/Scripting">
-<prop oor:name="BlockUntrustedRefererLinks" oor:op="fuse"><value>true</value></prop></item>
-<item oor:path="/org.openoffice.Office.Common/Misc">
-<prop oor:name="UseLocking" oor:op="fuse"><value>false</value></prop></item>
-</oor:items>
-"""
-"""The fresh profile's settings: the author, macros never run, no lock files, no remote links."""
+HARDENED = (
+    (
+        "Office.Common/Security/Scripting",
+        "DisableMacrosExecution",
+        "true",
+        "a document's macros never run, whatever they are bound to",
+    ),
+    (
+        "Office.Common/Security/Scripting",
+        "MacroSecurityLevel",
+        "3",
+        "the highest level: only signed macros from trusted places, and none are trusted",
+    ),
+    (
+        "Office.Common/Security/Scripting",
+        "BlockUntrustedRefererLinks",
+        "true",
+        "links a document opens without a trusted referer (remote pictures, frames) are blocked",
+    ),
+    (
+        "Office.Writer/Content/Update",
+        "Link",
+        "0",
+        "links to other files (pictures, INCLUDETEXT, linked sections and OLE) are never updated",
+    ),
+    (
+        "Office.Writer/Content/Update",
+        "Field",
+        "false",
+        "fields are never refreshed on load: what the file says is what is read",
+    ),
+    (
+        "Office.Writer/Content/Update",
+        "Chart",
+        "false",
+        "charts are never recomputed from their sources on load",
+    ),
+    (
+        "Office.Calc/Content/Update",
+        "Link",
+        "1",
+        "a spreadsheet's external links are never updated (Calc's value for never)",
+    ),
+    ("Inet/Settings", "ooInetProxyType", "0", "no proxy: nothing is sent to a remote proxy"),
+    ("Office.Common/Misc", "UseLocking", "false", "no lock files beside the document"),
+)
+"""The hardened profile, one setting a row: where, what, its value, and why."""
+
+
+def settings_of():
+    """Return a fresh profile's settings: every hardened setting."""
+    items = [(path, name, value) for path, name, value, _reason in HARDENED]
+    body = "".join(
+        f'<item oor:path="/org.openoffice.{path}"><prop oor:name="{name}" oor:op="fuse">'
+        f"<value>{value}</value></prop></item>\n"
+        for path, name, value in items
+    )
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?>\n'
+        '<oor:items xmlns:oor="http://openoffice.org/2001/registry"'
+        ' xmlns:xs="http://www.w3.org/2001/XMLSchema"'
+        ' xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">\n'
+        f"{body}</oor:items>\n"
+    )
+
+
+IMPORT_FILTER = "MS Word 2007 XML"
+"""The filter every file is loaded with: the adapter takes .docx files only."""
 
 
 class Refused(Exception):
@@ -43,6 +92,14 @@ def prop(name, value):
     value_.Name = name
     value_.Value = value
     return value_
+
+
+def store(document, path, filter_name):
+    """Store the document at a path with a filter, and no fsync.
+
+    The job's directory is read once and then wiped: nothing needs to reach the disk first.
+    """
+    document.storeToURL(url(path), (prop("FilterName", filter_name), prop("NoFileSync", True)))
 
 
 def url(path):
@@ -95,9 +152,17 @@ def launch(job, profile, log):
 def start(job, directory):
     """Start soffice on a fresh profile; return the context and desktop once it answers."""
     profile = os.path.join(directory, "profile")
-    os.makedirs(os.path.join(profile, "user"))
-    with open(os.path.join(profile, "user", "registrymodifications.xcu"), "w") as settings:
-        settings.write(PROFILE.format(author=escape(job["author"])))
+    os.makedirs(os.path.join(profile, "user"), exist_ok=True)
+    registry = os.path.join(profile, "user", "registrymodifications.xcu")
+    ours = settings_of()
+    if os.path.exists(registry):
+        # A template the office initialised: its own settings stay, ours are added after them.
+        with open(registry) as settings:
+            theirs = settings.read()
+        head, _, _ = theirs.rpartition("</oor:items>")
+        ours = head + ours[ours.index("<item") :]
+    with open(registry, "w") as settings:
+        settings.write(ours)
     with open(os.path.join(directory, "soffice.log"), "wb") as log:
         office = launch(job, profile, log)
     local = uno.getComponentContext()
@@ -119,9 +184,24 @@ def start(job, directory):
     return context, desktop
 
 
+def author(context, name):
+    """Make a name the office's user, who tracked changes and comments are by."""
+    provider = context.ServiceManager.createInstanceWithContext(
+        "com.sun.star.configuration.ConfigurationProvider", context
+    )
+    access = provider.createInstanceWithArguments(
+        "com.sun.star.configuration.ConfigurationUpdateAccess",
+        (prop("nodepath", "/org.openoffice.UserProfile/Data"),),
+    )
+    access.setPropertyValue("givenname", name)
+    access.setPropertyValue("sn", "")
+    access.commitChanges()
+
+
 def load(desktop, path):
     """Load a file hidden, macros never run and links never updated, or refuse it."""
     properties = (
+        prop("FilterName", IMPORT_FILTER),  # no type detection: the file is a .docx or refused
         prop("Hidden", True),
         prop("ReadOnly", False),
         prop("MacroExecutionMode", 0),  # MacroExecMode.NEVER_EXECUTE

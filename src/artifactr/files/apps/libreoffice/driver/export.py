@@ -2,7 +2,7 @@
 
 import os
 
-from desktop import load, prop, source, url
+from desktop import load, source, store
 from writer_inspect import pages
 
 
@@ -10,7 +10,5 @@ def run(job, directory, _context, desktop):
     """Export ``out.pdf``; return its page count."""
     document = load(desktop, source(job, directory))
     count = pages(document)
-    document.storeToURL(
-        url(os.path.join(directory, "out.pdf")), (prop("FilterName", "writer_pdf_Export"),)
-    )
+    store(document, os.path.join(directory, "out.pdf"), "writer_pdf_Export")
     return {"pages": count}

@@ -11,7 +11,7 @@ import os
 import time
 
 import uno
-from desktop import Refused, each, load, message, prop, source, url
+from desktop import Refused, each, load, message, source, store
 from writer_inspect import changes_of, comments_of, inspect, is_table, level, visible
 
 PARAGRAPH_BREAK = 0
@@ -125,9 +125,17 @@ class Batch:
         self.dispatcher = context.ServiceManager.createInstanceWithContext(
             "com.sun.star.frame.DispatchHelper", context
         )
-        # Ids are those of the document as loaded, whatever the batch adds or removes before.
-        self.comments = comments_of(document)
+        # Ids are those of the document as loaded, whatever the batch adds or removes before;
+        # the comments are read on first use, as finding them reads every paragraph.
+        self.found = None
         self.changes = changes_of(document)
+
+    @property
+    def comments(self):
+        """The document's comments as loaded, then as the batch changed them."""
+        if self.found is None:
+            self.found = comments_of(self.document)
+        return self.found
 
     def dispatch(self, command):
         """Run an office command (``.uno:...``) on the document's frame."""
@@ -280,6 +288,7 @@ def page_break(batch, params):
 
 def annotate(batch, anchor, text):
     """Put a comment by the batch's author on a range."""
+    known = batch.comments  # read before this one is added
     field = batch.document.createInstance("com.sun.star.text.textfield.Annotation")
     field.Author = batch.author
     field.Initials = "".join(word[0] for word in batch.author.split())[:4].upper()
@@ -289,7 +298,7 @@ def annotate(batch, anchor, text):
     cursor = text.createTextCursorByRange(anchor.getStart())
     cursor.gotoRange(anchor.getEnd(), True)
     text.insertTextContent(cursor, field, True)
-    batch.comments.append(field)
+    known.append(field)
 
 
 def add_comment(batch, params):
@@ -487,8 +496,7 @@ def run(job, directory, context, desktop):
                 f"command {index} (`{step['command']}`): LibreOffice failed: {message(error)}"
             ) from None
     saved = os.path.join(directory, "out.docx")
-    document.storeToURL(url(saved), (prop("FilterName", "MS Word 2007 XML"),))
-    document.close(True)
-    result = inspect(load(desktop, saved))
+    store(document, saved, "MS Word 2007 XML")
+    result = inspect(document, directory)
     result["results"] = results
     return result

@@ -1,18 +1,18 @@
-"""Reading a Writer document: its outline, text, review items and pages.
+"""Reading a Writer document: the inspect job, and what the apply job reads over UNO.
 
-``inspect`` returns ``{"outline", "text", "review", "pages"}``; the other functions are what the
-apply job shares to find what a command names.
+``inspect`` returns ``{"outline", "text", "review", "pages"}`` from the office's own ODF export
+(``odf_read.py``); the other functions read paragraphs over UNO, for the apply job to find what
+a command names, with the same rules for what a paragraph shows.
 """
 
+import os
 import re
 
-from desktop import each, load, source
+import odf_read
+from desktop import each, load, source, store
 
 HEADING = re.compile(r"^(?:heading ?([1-9])|title)$", re.I)
 """A paragraph style in the outline, with its level (a title is level 1)."""
-
-CHANGE_KINDS = {"Insert": "insert", "Delete": "delete"}
-"""The review's kind of each tracked change the office names."""
 
 
 def is_table(element):
@@ -21,19 +21,34 @@ def is_table(element):
 
 
 def visible(paragraph, comments=None):
-    """Return a paragraph's text without tracked deletions; collect its comments."""
+    """Return a paragraph's text as the page shows it, without tracked deletions.
+
+    Its runs, its fields' results and its content controls' text, in reading order; its comments
+    are collected.
+    """
     out = []
-    deleting = False
-    for portion in each(paragraph):
+    shown(paragraph, out, comments, [False])
+    return "".join(out).replace("\r", "")
+
+
+def shown(container, out, comments, deleting):
+    """Append the text a paragraph or a content control shows; ``deleting`` is shared state."""
+    for portion in each(container):
         kind = portion.TextPortionType
         if kind == "Redline":
             if portion.RedlineType == "Delete":
-                deleting = portion.IsStart
-        elif kind == "Text" and not deleting:
+                deleting[0] = portion.IsStart
+        elif kind == "Annotation":
+            if comments is not None:
+                comments.append(portion.TextField)
+        elif kind == "ContentControl":
+            shown(portion.ContentControl, out, comments, deleting)
+        elif kind in SHOWN and not deleting[0]:
             out.append(portion.getString())
-        elif kind == "Annotation" and comments is not None:
-            comments.append(portion.TextField)
-    return "".join(out)
+
+
+SHOWN = {"Text", "TextField"}
+"""The portions whose string the page shows: runs and fields' results."""
 
 
 def level(paragraph):
@@ -75,28 +90,13 @@ def table_lines(table, comments):
     return lines
 
 
-def walk(text, lines, comments, outline=None):
-    """Append a text's lines and collect its comments, and its headings if given an outline."""
+def walk(text, lines, comments):
+    """Append a text's lines (tables' rows as tab-separated cells) and collect its comments."""
     for element in each(text):
         if is_table(element):
             lines.extend(table_lines(element, comments))
-            continue
-        line = visible(element, comments)
-        lines.append(line)
-        if outline is not None:
-            depth = level(element)
-            if depth and line.strip():
-                outline.append("  " * (depth - 1) + " ".join(line.split()))
-
-
-def stamp(value):
-    """Return a com.sun.star.util.DateTime as ISO 8601, in UTC."""
-    if value is None or not value.Year:
-        return None
-    return (
-        f"{value.Year:04d}-{value.Month:02d}-{value.Day:02d}"
-        f"T{value.Hours:02d}:{value.Minutes:02d}:{value.Seconds:02d}Z"
-    )
+        else:
+            lines.append(visible(element, comments))
 
 
 def comments_of(document):
@@ -111,116 +111,18 @@ def changes_of(document):
     return each(document.getRedlines())
 
 
-def change_text(change):
-    """Return the text a tracked change covers, or an empty string."""
+def inspect(document, directory):
+    """Return what the document holds: outline, text, review items and pages.
+
+    The document is stored once as ODF in the job's directory and read in one pass
+    (``odf_read.py``); only its page count is asked of the office.
+    """
+    package = os.path.join(directory, "inspect.odt")
+    store(document, package, "writer8")
     try:
-        start, end = change.RedlineStart, change.RedlineEnd
-        cursor = start.getText().createTextCursorByRange(start)
-        cursor.gotoRange(end, True)
-        return cursor.getString()
-    except Exception:
-        return ""
-
-
-def inspect(document):
-    """Return what the document holds: outline, text, review items and pages."""
-    lines = []
-    comments = []
-    outline = []
-    walk(document.getText(), lines, comments, outline)
-    lines.extend(boxes(document, comments))
-    notes = document.getFootnotes()
-    lines.extend(
-        f"[{index + 1}] {notes.getByIndex(index).getString()}" for index in range(notes.getCount())
-    )
-    endnotes = document.getEndnotes()
-    lines.extend(
-        f"[{roman(index + 1)}] {endnotes.getByIndex(index).getString()}"
-        for index in range(endnotes.getCount())
-    )
-    review = [comment_item(number, comment) for number, comment in enumerate(comments, 1)]
-    review.extend(
-        change_item(number, change) for number, change in enumerate(changes_of(document), 1)
-    )
-    return {
-        "outline": "\n".join(outline),
-        "text": "\n".join(lines),
-        "review": review,
-        "pages": pages(document),
-    }
-
-
-def comment_item(number, comment):
-    """Return a comment as a review item."""
-    try:
-        anchor = comment.getAnchor().getString() or None
-    except Exception:
-        anchor = None
-    return {
-        "kind": "comment",
-        "id": str(number),
-        "author": comment.Author or None,
-        "date": stamp(comment.DateTimeValue),
-        "text": comment.Content,
-        "anchor": anchor,
-        "resolved": bool(comment.Resolved),
-    }
-
-
-def change_item(number, change):
-    """Return a tracked change as a review item."""
-    return {
-        "kind": "change",
-        "id": str(number),
-        "author": change.RedlineAuthor or None,
-        "date": stamp(change.RedlineDateTime),
-        "text": change_text(change),
-        "change": CHANGE_KINDS.get(change.RedlineType),
-        "type": change.RedlineType,
-    }
-
-
-def boxes(document, comments):
-    """Return the lines of the text frames and text boxes, in the draw page's order."""
-    found = []
-    page = document.getDrawPage()
-    for index in range(page.getCount()):
-        shape = page.getByIndex(index)
-        try:
-            text = shape.getText()
-        except Exception:
-            continue
-        inner = []
-        try:
-            walk(text, inner, comments)
-        except Exception:
-            inner = [text.getString()]
-        found.extend(line for line in inner if line.strip())
-    return found
-
-
-def roman(number):
-    """Return a number in lower-case Roman numerals, as endnotes are marked."""
-    out = ""
-    for value, letters in (
-        (1000, "m"),
-        (900, "cm"),
-        (500, "d"),
-        (400, "cd"),
-        (100, "c"),
-        (90, "xc"),
-        (50, "l"),
-        (40, "xl"),
-        (10, "x"),
-        (9, "ix"),
-        (5, "v"),
-        (4, "iv"),
-        (1, "i"),
-    ):
-        while number >= value:
-            out += letters
-            number -= value
-    return out
+        return odf_read.read(package, pages(document))
+    finally:
+        os.remove(package)
 
 
 def pages(document):
@@ -230,4 +132,4 @@ def pages(document):
 
 def run(job, directory, _context, desktop):
     """The inspect job: read the file."""
-    return inspect(load(desktop, source(job, directory)))
+    return inspect(load(desktop, source(job, directory)), directory)

@@ -1,0 +1,122 @@
+"""A pool of offices started ahead, each used for exactly one job and then killed (ADR-0019).
+
+:class:`Pool` keeps up to ``size`` jobs' offices started (their driver, their office on a fresh
+copy of the template profile, sealed as any job), each waiting for the one job it will run.
+:meth:`Pool.take` hands one out and starts a replacement in the background; the job kills it at
+its end as it kills any job. No office ever sees a second document. While the idle offices'
+resident memory is at ``memory`` bytes or more (0: no cap), no more are started.
+:meth:`Pool.status` reports the size, how many are ready and their memory.
+"""
+
+import asyncio
+import logging
+import os
+from collections import deque
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Final
+
+from artifactr.files.apps.libreoffice._process import Office, Runner, end, start
+from artifactr.files.core.errors import AppCrashed
+
+logger = logging.getLogger("artifactr.files.apps.libreoffice")
+
+PAGE: Final = os.sysconf("SC_PAGE_SIZE")
+"""Bytes in a memory page, as ``/proc/<pid>/statm`` counts them."""
+
+
+@dataclass(frozen=True)
+class PoolStatus:
+    """What the pool holds now."""
+
+    size: int
+    """How many offices it keeps ready."""
+    ready: int
+    """How many are ready now."""
+    idle_memory: int
+    """Resident bytes of the ready offices and everything they started."""
+    memory: int
+    """The most idle bytes it starts more offices under (0: no cap)."""
+    pids: tuple[int, ...]
+    """The ready offices' drivers, in the order they are handed out."""
+
+
+class Pool:
+    """Offices started ahead, one job each."""
+
+    def __init__(self, size: int, memory: int, runner: Callable[[], Awaitable[Runner]]) -> None:
+        self.size = size
+        self.memory = memory
+        self._runner = runner
+        self._ready: deque[Office] = deque()
+        self._filling: asyncio.Task[None] | None = None
+
+    async def take(self) -> Office | None:
+        """Return a ready office (its driver alive), or None; start its replacement."""
+        office = None
+        while self._ready and office is None:
+            candidate = self._ready.popleft()
+            if candidate.process.returncode is None:
+                office = candidate
+            else:
+                await end(candidate)
+        self.fill()
+        return office
+
+    def fill(self) -> None:
+        """Start offices in the background until the pool is full (or at its memory cap)."""
+        if self.size and (self._filling is None or self._filling.done()):
+            self._filling = asyncio.get_running_loop().create_task(self._fill())
+
+    async def _fill(self) -> None:
+        while len(self._ready) < self.size:
+            if self.memory and idle_memory(self._ready) >= self.memory:
+                return
+            try:
+                office = await start(await self._runner())
+            except AppCrashed as error:
+                logger.warning("libreoffice's pool could not start an office: %s", error)
+                return
+            self._ready.append(office)
+
+    def status(self) -> PoolStatus:
+        """Return the pool's size, how many offices are ready, and their resident memory."""
+        return PoolStatus(
+            self.size,
+            len(self._ready),
+            idle_memory(self._ready),
+            self.memory,
+            tuple(office.process.pid for office in self._ready),
+        )
+
+    async def close(self) -> None:
+        """Stop filling and kill every ready office."""
+        if self._filling is not None:
+            self._filling.cancel()
+            await asyncio.gather(self._filling, return_exceptions=True)
+        while self._ready:
+            await end(self._ready.popleft())
+
+
+def idle_memory(offices: "deque[Office]") -> int:
+    """Return the resident bytes of the offices' processes and all they started."""
+    parents: dict[int, int] = {}
+    resident: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        # A process may end while it is read: it then counts for nothing.
+        with suppress(OSError, IndexError, ValueError):
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            pages = int((entry / "statm").read_text().split()[1])
+            parents[int(entry.name)] = int(stat[1])
+            resident[int(entry.name)] = pages * PAGE
+    roots = {office.process.pid for office in offices}
+    total = 0
+    for pid, pages in resident.items():
+        ancestor = pid
+        while ancestor > 1 and ancestor not in roots:
+            ancestor = parents.get(ancestor, 0)
+        if ancestor in roots:
+            total += pages
+    return total

@@ -1,0 +1,82 @@
+"""The sandbox each LibreOffice job runs in: bubblewrap, sealed from the machine (ADR-0019).
+
+:func:`argv` returns the ``bwrap`` command line a job's driver runs under: the system (``/usr``
+and the few files of ``/etc`` the office reads) read-only, the job's own directory the only place
+it can write, a private ``/tmp`` and ``/dev``, no home directory and none of the application's
+files (the driver's directory alone, read-only), no network, new PID, IPC and UTS namespaces
+(so killing the job kills every process it started), a session of its own, and death with its
+parent. :func:`can_sandbox` says whether bubblewrap runs here.
+"""
+
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+SYSTEM: Final = ("usr",)
+"""The system's folders, bound read-only: programs, libraries, fonts, the office itself."""
+
+MERGED: Final = ("bin", "sbin", "lib", "lib64", "lib32", "libx32")
+"""The root's folders that Debian links into ``/usr`` (bound read-only where they are folders)."""
+
+ETC: Final = (
+    "alternatives",
+    "fonts",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "libreoffice",
+    "localtime",
+    "mime.types",
+    "papersize",
+)
+"""The files of ``/etc`` the office reads (the linker's cache, fonts, its own settings); no
+accounts, keys or hosts."""
+
+ROOT: Final = Path("/")
+"""The machine's root, whose folders :data:`MERGED` are looked at."""
+
+CACHES: Final = ("/var/cache/fontconfig",)
+"""Caches the office only reads, so it doesn't rebuild them on every start."""
+
+
+def argv(
+    bwrap: str, directory: Path, driver: Path, programs: Sequence[str] = (), root: Path = ROOT
+) -> list[str]:
+    """Return the command line that runs what follows it sealed, the job's directory writable.
+
+    ``programs`` (the office and the Python the adapter was given) are bound read-only where
+    they live outside the system's folders; a bare name is found on the sealed system's PATH.
+    """
+    args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
+    for name in SYSTEM:
+        args += ["--ro-bind", f"/{name}", f"/{name}"]
+    for name in MERGED:
+        path = root / name
+        if path.is_symlink():
+            args += ["--symlink", str(path.readlink()), f"/{name}"]
+        elif path.is_dir():
+            args += ["--ro-bind", str(path), f"/{name}"]
+    for name in ETC:
+        args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
+    for cache in CACHES:
+        args += ["--ro-bind-try", cache, cache]
+    args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    args += ["--ro-bind", str(driver), str(driver)]
+    for program in programs:
+        path = Path(program)
+        if path.is_absolute() and not path.resolve().is_relative_to("/usr"):
+            args += ["--ro-bind-try", program, program]
+    args += ["--bind", str(directory), str(directory), "--chdir", str(directory), "--"]
+    return args
+
+
+def can_sandbox(bwrap: str, probe: Sequence[str] = ("/usr/bin/true",)) -> bool:
+    """Return whether bubblewrap (a program's path) runs here with the sandbox's namespaces."""
+    with tempfile.TemporaryDirectory(prefix="libreoffice-probe-") as directory:
+        where = Path(directory)
+        check = subprocess.run(
+            [*argv(bwrap, where, where), *probe], capture_output=True, timeout=30, check=False
+        )
+    return check.returncode == 0

@@ -1,0 +1,136 @@
+"""The sandbox: a job sees the system read-only and its own directory, and nothing else.
+
+Documents built here reach for the machine (local files by link, field, OLE and an embedded
+font's name); each renders and inspects without the files' content, and nothing is written
+outside the job's directory. The sandbox itself is tried with a shell run under its command line.
+"""
+
+import asyncio
+import io
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+from PIL import Image
+
+import artifactr.files
+from artifactr.files import AppCommand
+from artifactr.files.apps.libreoffice import LibreOffice, _sandbox
+from artifactr.files.apps.libreoffice._process import DRIVER
+from tests.apps.libreoffice.conftest import reaching_document, solid_png
+
+SECRET = "SECRET-TEXT-7f3a"
+MAGENTA = (255, 0, 255)
+SLOW = 60.0
+FONT = next(Path("/usr/share/fonts").rglob("*.ttf"))
+"""A real TrueType font of the system's, embedded in a document under a name that climbs."""
+
+
+def outside(root: Path) -> dict[str, int]:
+    """Every file under ``root`` but the jobs' directory, with its size."""
+    return {
+        str(path.relative_to(root)): path.stat().st_size
+        for path in root.rglob("*")
+        if "jobs" not in path.relative_to(root).parts and path.is_file()
+    }
+
+
+async def test_documents_that_reach_for_the_machine_show_nothing_of_it(
+    sealed: LibreOffice, tmp_path: Path
+) -> None:
+    secrets = tmp_path / "secrets"
+    secrets.mkdir()
+    (secrets / "secret.txt").write_text(SECRET)
+    (secrets / "secret.png").write_bytes(solid_png(MAGENTA))
+    font = FONT.read_bytes()
+    source = reaching_document(secrets, font, tmp_path / "escaped")
+    before = outside(tmp_path)
+
+    inspection = await sealed.inspect(source, deadline=SLOW)
+    png = await sealed.render(source, 1, deadline=SLOW)
+    pdf = await sealed.pdf(source)
+    edited = await sealed.apply(
+        source, [AppCommand(command="paragraph.append", params={"text": "Seen."})]
+    )
+
+    assert "A page that reaches for the machine." in inspection.text
+    assert "Seen." in edited.inspection.text
+    for text in (inspection.text, edited.inspection.text, await pdf_text(pdf, tmp_path)):
+        assert SECRET not in text
+    colours = Image.open(io.BytesIO(png)).convert("RGB").getcolors(1 << 24) or []
+    assert MAGENTA not in {colour for _count, colour in colours}
+    assert outside(tmp_path) == before
+
+
+async def pdf_text(pdf: bytes, where: Path) -> str:
+    (where / "out.pdf").write_bytes(pdf)
+    done = await asyncio.to_thread(
+        subprocess.run,
+        ["pdftotext", str(where / "out.pdf"), "-"],
+        capture_output=True,
+        check=True,
+        timeout=30,
+    )
+    (where / "out.pdf").unlink()
+    return done.stdout.decode()
+
+
+def sealed_shell(job: Path, script: str) -> subprocess.CompletedProcess[str]:
+    """Run a shell script in the sandbox a job in ``job`` gets."""
+    argv = _sandbox.argv("bwrap", job, DRIVER)
+    return subprocess.run(
+        [*argv, "/bin/sh", "-c", script], capture_output=True, text=True, timeout=30, check=False
+    )
+
+
+@pytest.mark.usefixtures("sealed")
+def test_a_job_sees_the_system_and_its_own_directory_and_nothing_else(tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    job.mkdir()
+    (tmp_path / "secret.txt").write_text(SECRET)
+    application = Path(artifactr.files.__file__).parent
+    server = socket.create_server(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    try:
+        seen = sealed_shell(
+            job,
+            f"""
+            echo written > {job}/mine.txt && echo wrote-mine
+            cat {tmp_path}/secret.txt || echo no-secret
+            touch {tmp_path}/escaped 2>/dev/null  # the private /tmp: gone with the job
+            touch /usr/escaped 2>/dev/null || echo no-system-write
+            test -e {application}/__init__.py || echo no-application
+            test -e {DRIVER}/__main__.py && echo driver
+            test -e /root || test -e /home/nobody || echo no-home
+            test -e /etc/shadow || echo no-accounts
+            /usr/bin/python3 -c "import socket as s; s.create_connection(('127.0.0.1', {port}))" \
+              2>/dev/null || echo no-network
+            ls /proc | grep -c '^[0-9]'
+            """,
+        )
+    finally:
+        server.close()
+    lines = seen.stdout.split()
+    assert lines[:-1] == [
+        "wrote-mine",
+        "no-secret",
+        "no-system-write",
+        "no-application",
+        "driver",
+        "no-home",
+        "no-accounts",
+        "no-network",
+    ]
+    assert int(lines[-1]) <= 4  # its own PID namespace: the sandbox's init, sh, ls, grep
+    assert (job / "mine.txt").read_text() == "written\n"
+    assert not (tmp_path / "escaped").exists()
+
+
+def test_the_roots_folders_are_bound_as_folders_or_linked_as_links(tmp_path: Path) -> None:
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "lib").symlink_to("usr/lib")
+    argv = " ".join(_sandbox.argv("bwrap", tmp_path, DRIVER, root=tmp_path))
+    assert f"--ro-bind {tmp_path}/bin /bin" in argv
+    assert "--symlink usr/lib /lib" in argv
+    assert "/sbin" not in argv

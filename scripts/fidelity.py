@@ -22,6 +22,10 @@ original's (each original paragraph's text found in the inspection's text; comme
 and text; changes by kind, author and text, in order)::
 
     python scripts/fidelity.py --app libreoffice [PATH ...] [--jobs 2]
+
+With ``--app libreoffice``, .xlsx and .pptx files among the paths (Apache POI's ``poi-xlsx`` and
+``poi-pptx`` beside the project) go to ``fidelity_sheets.py``: the same stages, compared with
+openpyxl and python-pptx, with bare LibreOffice's ``--convert-to`` as the floor.
 """
 
 import argparse
@@ -40,6 +44,7 @@ from xml.etree import ElementTree
 
 import anyio
 
+import fidelity_sheets
 from artifactr.files.apps.libreoffice import LibreOffice
 from artifactr.files.apps.wordcraft import Subprocess
 from artifactr.files.core.app_port import EDIT_DEADLINE, App, AppCommand, Inspection
@@ -354,11 +359,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     command = shlex.split(args.cli) if args.cli else [sys.executable, str(STANDIN)]
     env = dict(pair.split("=", 1) for pair in args.env)
-    files = files_in(args.paths or [CORPUS])
+    files = [path for path in files_in(args.paths or [CORPUS]) if path.suffix.lower() == ".docx"]
     app: App = Subprocess(command, env=env)
     edit = None
     if args.app == "libreoffice":
         app, edit = LibreOffice(), LIBREOFFICE_EDIT
+        sheets = fidelity_sheets.files_in(args.paths or [])
+        if sheets:
+            rows_of_sheets = anyio.run(fidelity_sheets.report, sheets, args.jobs, args.deadline)
+            print(fidelity_sheets.render(rows_of_sheets))
+        if args.paths and not files:
+            return 0
     rows = anyio.run(_report, app, files, args.jobs, args.deadline, edit)
     print(render(rows))
     lost = any(

@@ -242,6 +242,27 @@ def sound() -> bytes:
     return build(package(deflated("word/document.xml", DOCUMENT)))
 
 
+def sound_docx() -> bytes:
+    """Return a small, sound package that names its main part a Word document's: no more."""
+    types = CONTENT_TYPES.replace(
+        b"</Types>",
+        b'<Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-'
+        b'officedocument.wordprocessingml.document.main+xml"/></Types>',
+    )
+    rels = (
+        b'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+        b'<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/'
+        b'relationships/officeDocument" Target="word/document.xml"/></Relationships>'
+    )
+    return build(
+        [
+            deflated("[Content_Types].xml", types),
+            deflated("_rels/.rels", rels),
+            deflated("word/document.xml", DOCUMENT),
+        ]
+    )
+
+
 def many_entries(count: int = 100_000) -> bytes:
     """Return a package of ``count`` empty stored entries (zip64, past 65,535)."""
     empties = [stored(f"word/media/image{index}.png", b"") for index in range(count - 1)]

@@ -156,3 +156,40 @@ def test_the_scripted_agent_sees_only_the_pictures_a_request_shows_it() -> None:
         ToolReturnPart("view_page", BinaryContent(b"%PDF", media_type="application/pdf")),
     ]
     assert pictures(parts) == [png]
+
+
+@pytest.mark.timeout(240)
+@pytest.mark.parametrize("office", [True, False])
+async def test_the_demo_shows_a_recalculated_workbook_and_a_decks_slides_on_libreoffice(
+    tmp_path: Path, office: bool
+) -> None:
+    from artifactr import Workspaces
+    from artifactr.workspace import InMemoryStorage
+
+    from artifactr.files import InMemoryBlobs, InMemoryCheckouts, InMemoryLeases
+    from artifactr.files.apps.fake import FakeApp
+    from artifactr.files.native import NativeFiles
+    from artifactr.files.programs.demo import ALICE, BOB, KINDS, workbook_and_deck
+
+    if office:
+        need_office()
+    files = NativeFiles(
+        blobs=InMemoryBlobs(),
+        app=LibreOffice() if office else FakeApp(),
+        leases=InMemoryLeases(),
+        checkouts=InMemoryCheckouts(),
+        types=KINDS,
+        deadline=60,
+        render_deadline=60,
+    )
+    alice = await Workspaces(InMemoryStorage(), types=KINDS).open("t", "w", actor=ALICE)
+    told: list[str] = []
+    await workbook_and_deck(files, alice, alice.as_actor(BOB), tmp_path, told.append)
+    story = "\n".join(told)
+    if not office:
+        assert "fake reads Word documents (.docx) only, so the demo leaves" in story
+        return
+    assert "row 4 reads: '4\\tTotal\\t1650 (=SUM(B2:B3))'" in story
+    assert "slides '1. Quarterly review\\n2. Costs'" in story
+    for number in (1, 2):
+        assert size((tmp_path / f"slide-{number}.png").read_bytes()) == (960, 720)

@@ -86,3 +86,21 @@ async def test_what_the_office_cant_do_is_typed_and_its_limits_hold(
     starved = make_worker("libreoffice", memory=512 * 2**20).app()
     with pytest.raises(AppCrashed, match="soffice exited"):
         await starved.inspect(report)
+
+
+async def test_a_libreoffice_worker_edits_a_workbook_and_renders_a_deck(
+    make_worker: MakeWorker, leftovers: Path
+) -> None:
+    from tests.sheets import build_pptx, build_xlsx
+
+    office = make_worker("libreoffice").app()
+    assert {"cell.set", "slide.move"} <= {spec.id for spec in await office.commands()}
+    edited = await office.apply(
+        build_xlsx(), [AppCommand(command="cell.set", params={"cell": "B3", "value": 450})]
+    )
+    assert "4\tTotal\t1650 (=SUM(B2:B3))" in edited.inspection.text
+    with pytest.raises(AppRefused, match="a command for a Word document"):
+        await office.apply(build_xlsx(), [AppCommand(command="fields.update")])
+    deck = build_pptx(2)
+    assert (await office.inspect(deck)).outline == "1. Quarterly review\n2. Topic 2"
+    assert (await office.render(deck, 2, scale=0.5)).startswith(PNG)

@@ -52,7 +52,17 @@ from artifactr.files.core.leases import (
     lease_artifact,
     release_artifact,
 )
-from artifactr.files.core.manifests import DOCX, Blob, NativeFile, Provenance, WordDocument
+from artifactr.files.core.manifests import (
+    DOCX,
+    PPTX,
+    XLSX,
+    Blob,
+    NativeFile,
+    Presentation,
+    Provenance,
+    Spreadsheet,
+    WordDocument,
+)
 from artifactr.files.core.renders import InMemoryRenders, RenderKey, Renders
 from artifactr.files.core.screen import DEFAULT_LIMITS, ZipLimits
 from artifactr.files.core.telemetry import Telemetry
@@ -122,6 +132,8 @@ def __dir__() -> list[str]:
 __all__ = [
     "DEFAULT_LIMITS",
     "DOCX",
+    "PPTX",
+    "XLSX",
     "About",
     "App",
     "AppCommand",
@@ -154,11 +166,13 @@ __all__ = [
     "NativeFile",
     "NativeFiles",
     "NotEnabled",
+    "Presentation",
     "Provenance",
     "RenderKey",
     "Renders",
     "ReviewItem",
     "ServiceBusy",
+    "Spreadsheet",
     "Telemetry",
     "Unchanged",
     "UnsafeFile",

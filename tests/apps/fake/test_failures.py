@@ -180,3 +180,19 @@ async def test_a_child_past_its_deadline_is_killed_and_times_out() -> None:
     with pytest.raises(AppTimeout, match=r"within 0\.05 s"):
         await app.inspect(many_paragraphs(400_000), deadline=0.05)
     assert (await app.inspect(build_docx())).pages == 1  # the next job has a child of its own
+
+
+@pytest.mark.parametrize(
+    ("build", "named"), [("xlsx", "an Excel workbook"), ("pptx", "a PowerPoint")]
+)
+async def test_a_workbook_or_a_deck_is_refused_with_a_reason_that_says_so(
+    app: FakeApp, build: str, named: str
+) -> None:
+    from tests.sheets import build_pptx, build_xlsx
+
+    source = build_xlsx() if build == "xlsx" else build_pptx()
+    for call in (app.inspect(source), app.apply(source, []), app.render(source, 1)):
+        with pytest.raises(
+            AppRefused, match=f"FakeApp reads Word documents \\(.docx\\) only, and this is {named}"
+        ):
+            await call

@@ -374,7 +374,7 @@ async def test_a_file_the_office_cannot_open_is_refused(office: LibreOffice) -> 
     with pytest.raises(AppRefused, match=r"not a \.docx"):
         await office.inspect(b"this is not a document")
     with pytest.raises(AppRefused, match="LibreOffice can't open the file"):
-        await office.render(hostile.sound(), 1)
+        await office.render(hostile.sound_docx(), 1)
 
 
 async def test_a_job_past_its_deadline_is_killed_with_its_whole_group(

@@ -233,3 +233,199 @@ def _zip(parts: Mapping[str, str | bytes]) -> bytes:
             data = parts[name]
             archive.writestr(info, data.encode() if isinstance(data, str) else data)
     return out.getvalue()
+
+
+# ─── workbooks and decks ──────────────────────────────────────────────────────
+
+_SML = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+_PML = "http://schemas.openxmlformats.org/presentationml/2006/main"
+_DML = "http://schemas.openxmlformats.org/drawingml/2006/main"
+_OFFICE = "application/vnd.openxmlformats-officedocument."
+_TYPES = "http://schemas.openxmlformats.org/package/2006/content-types"
+
+Cell = str | int | float | None
+"""A cell a built workbook holds: a text, a number, a formula (a string from ``=``) or none."""
+
+
+def _types(overrides: Sequence[tuple[str, str]]) -> str:
+    items = "".join(
+        f'<Override PartName="/{name}" ContentType="{_OFFICE}{kind}"/>' for name, kind in overrides
+    )
+    return (
+        f'{_XML}<Types xmlns="{_TYPES}"><Default Extension="rels" ContentType="application/'
+        'vnd.openxmlformats-package.relationships+xml"/><Default Extension="xml" '
+        f'ContentType="application/xml"/>{items}</Types>'
+    )
+
+
+def _column_name(index: int) -> str:
+    name = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        name = chr(65 + rest) + name
+    return name
+
+
+def _cell(reference: str, value: Cell) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str) and value.startswith("="):
+        return f'<c r="{reference}"><f>{escape(value[1:])}</f></c>'
+    if isinstance(value, str):
+        return f'<c r="{reference}" t="inlineStr"><is><t>{escape(value)}</t></is></c>'
+    return f'<c r="{reference}"><v>{value}</v></c>'
+
+
+def build_xlsx(sheets: Mapping[str, Sequence[Sequence[Cell]]]) -> bytes:
+    """Return an .xlsx whose sheets hold these rows from A1: texts, numbers and formulas.
+
+    A formula is a string from ``=`` in Excel's syntax; it has no stored value, so an office
+    computes it on load. Deterministic, like :func:`build_docx`.
+    """
+    parts: dict[str, str | bytes] = {}
+    names = list(sheets)
+    parts["_rels/.rels"] = _relationships([("xl/workbook.xml", f"{R}/officeDocument")])
+    listed = "".join(
+        f'<sheet name={quoteattr(name)} sheetId="{n}" r:id="rId{n}"/>'
+        for n, name in enumerate(names, 1)
+    )
+    parts["xl/workbook.xml"] = (
+        f'{_XML}<workbook xmlns="{_SML}" xmlns:r="{R}"><sheets>{listed}</sheets></workbook>'
+    )
+    parts["xl/_rels/workbook.xml.rels"] = _relationships(
+        [(f"worksheets/sheet{n}.xml", f"{R}/worksheet") for n in range(1, len(names) + 1)]
+    )
+    for n, name in enumerate(names, 1):
+        rows = "".join(
+            f'<row r="{row}">'
+            + "".join(_cell(f"{_column_name(col)}{row}", value) for col, value in enumerate(cells))
+            + "</row>"
+            for row, cells in enumerate(sheets[name], 1)
+        )
+        parts[f"xl/worksheets/sheet{n}.xml"] = (
+            f'{_XML}<worksheet xmlns="{_SML}"><sheetData>{rows}</sheetData></worksheet>'
+        )
+    parts["[Content_Types].xml"] = _types(
+        [("xl/workbook.xml", "spreadsheetml.sheet.main+xml")]
+        + [
+            (f"xl/worksheets/sheet{n}.xml", "spreadsheetml.worksheet+xml")
+            for n in range(1, len(names) + 1)
+        ]
+    )
+    return _zip(parts)
+
+
+def _shape(number: int, placeholder: str, text: str) -> str:
+    paragraphs = "".join(
+        f"<a:p><a:r><a:t>{escape(line)}</a:t></a:r></a:p>" for line in text.split("\n")
+    )
+    return (
+        f'<p:sp><p:nvSpPr><p:cNvPr id="{number}" name="{placeholder} {number}"/><p:cNvSpPr/>'
+        f'<p:nvPr><p:ph type="{placeholder}"/></p:nvPr></p:nvSpPr><p:spPr/>'
+        f"<p:txBody><a:bodyPr/>{paragraphs}</p:txBody></p:sp>"
+    )
+
+
+def _tree(shapes: str) -> str:
+    return (
+        '<p:cSld><p:spTree><p:nvGrpSpPr><p:cNvPr id="1" name=""/><p:cNvGrpSpPr/><p:nvPr/>'
+        f"</p:nvGrpSpPr><p:grpSpPr/>{shapes}</p:spTree></p:cSld>"
+    )
+
+
+_COLOURS = (
+    ("dk1", "000000"),
+    ("lt1", "FFFFFF"),
+    ("dk2", "1F497D"),
+    ("lt2", "EEECE1"),
+    ("accent1", "4F81BD"),
+    ("accent2", "C0504D"),
+    ("accent3", "9BBB59"),
+    ("accent4", "8064A2"),
+    ("accent5", "4BACC6"),
+    ("accent6", "F79646"),
+    ("hlink", "0000FF"),
+    ("folHlink", "800080"),
+)
+
+
+def _theme() -> str:
+    colours = "".join(f'<a:{key}><a:srgbClr val="{value}"/></a:{key}>' for key, value in _COLOURS)
+    font = '<a:latin typeface="Liberation Sans"/><a:ea typeface=""/><a:cs typeface=""/>'
+    fill = '<a:solidFill><a:schemeClr val="phClr"/></a:solidFill>'
+    line = f"<a:ln>{fill}</a:ln>"
+    effect = "<a:effectStyle><a:effectLst/></a:effectStyle>"
+    return (
+        f'{_XML}<a:theme xmlns:a="{_DML}" name="Plain"><a:themeElements>'
+        f'<a:clrScheme name="Plain">{colours}</a:clrScheme><a:fontScheme name="Plain">'
+        f"<a:majorFont>{font}</a:majorFont><a:minorFont>{font}</a:minorFont></a:fontScheme>"
+        f'<a:fmtScheme name="Plain"><a:fillStyleLst>{fill * 3}</a:fillStyleLst>'
+        f"<a:lnStyleLst>{line * 3}</a:lnStyleLst><a:effectStyleLst>{effect * 3}"
+        f"</a:effectStyleLst><a:bgFillStyleLst>{fill * 3}</a:bgFillStyleLst></a:fmtScheme>"
+        "</a:themeElements></a:theme>"
+    )
+
+
+def build_pptx(slides: Sequence[tuple[str, str]]) -> bytes:
+    """Return a .pptx of these slides, each a title and a body (a newline a paragraph).
+
+    One master, one layout and a plain theme, no more. Deterministic, like :func:`build_docx`.
+    """
+    count = len(slides)
+    names = f'xmlns:a="{_DML}" xmlns:r="{R}" xmlns:p="{_PML}"'
+    placeholders = _tree(_shape(2, "title", "") + _shape(3, "body", ""))
+    parts: dict[str, str | bytes] = {
+        "_rels/.rels": _relationships([("ppt/presentation.xml", f"{R}/officeDocument")]),
+        "ppt/presentation.xml": (
+            f'{_XML}<p:presentation {names}><p:sldMasterIdLst><p:sldMasterId id="2147483648" '
+            'r:id="rId1"/></p:sldMasterIdLst><p:sldIdLst>'
+            + "".join(f'<p:sldId id="{255 + n}" r:id="rId{n + 2}"/>' for n in range(1, count + 1))
+            + '</p:sldIdLst><p:sldSz cx="9144000" cy="6858000"/>'
+            '<p:notesSz cx="6858000" cy="9144000"/></p:presentation>'
+        ),
+        "ppt/_rels/presentation.xml.rels": _relationships(
+            [
+                ("slideMasters/slideMaster1.xml", f"{R}/slideMaster"),
+                ("theme/theme1.xml", f"{R}/theme"),
+                *((f"slides/slide{n}.xml", f"{R}/slide") for n in range(1, count + 1)),
+            ]
+        ),
+        "ppt/slideMasters/slideMaster1.xml": (
+            f"{_XML}<p:sldMaster {names}>{placeholders}"
+            '<p:clrMap bg1="lt1" tx1="dk1" bg2="lt2" tx2="dk2" accent1="accent1" '
+            'accent2="accent2" accent3="accent3" accent4="accent4" accent5="accent5" '
+            'accent6="accent6" hlink="hlink" folHlink="folHlink"/><p:sldLayoutIdLst>'
+            '<p:sldLayoutId id="2147483649" r:id="rId1"/></p:sldLayoutIdLst></p:sldMaster>'
+        ),
+        "ppt/slideMasters/_rels/slideMaster1.xml.rels": _relationships(
+            [
+                ("../slideLayouts/slideLayout1.xml", f"{R}/slideLayout"),
+                ("../theme/theme1.xml", f"{R}/theme"),
+            ]
+        ),
+        "ppt/slideLayouts/slideLayout1.xml": (
+            f'{_XML}<p:sldLayout {names} type="obj">{placeholders}</p:sldLayout>'
+        ),
+        "ppt/slideLayouts/_rels/slideLayout1.xml.rels": _relationships(
+            [("../slideMasters/slideMaster1.xml", f"{R}/slideMaster")]
+        ),
+        "ppt/theme/theme1.xml": _theme(),
+    }
+    for n, (title, body) in enumerate(slides, 1):
+        shapes = _tree(_shape(2, "title", title) + _shape(3, "body", body))
+        parts[f"ppt/slides/slide{n}.xml"] = f"{_XML}<p:sld {names}>{shapes}</p:sld>"
+        parts[f"ppt/slides/_rels/slide{n}.xml.rels"] = _relationships(
+            [("../slideLayouts/slideLayout1.xml", f"{R}/slideLayout")]
+        )
+    kinds = "presentationml."
+    parts["[Content_Types].xml"] = _types(
+        [
+            ("ppt/presentation.xml", f"{kinds}presentation.main+xml"),
+            ("ppt/slideMasters/slideMaster1.xml", f"{kinds}slideMaster+xml"),
+            ("ppt/slideLayouts/slideLayout1.xml", f"{kinds}slideLayout+xml"),
+            ("ppt/theme/theme1.xml", "theme+xml"),
+            *((f"ppt/slides/slide{n}.xml", f"{kinds}slide+xml") for n in range(1, count + 1)),
+        ]
+    )
+    return _zip(parts)

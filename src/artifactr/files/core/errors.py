@@ -126,6 +126,8 @@ UnsafeReason = Literal[
     "inflate_ratio",
     "too_large",
     "not_docx",
+    "macro_enabled",
+    "binary_format",
     "encrypted",
     "too_deep",
     "too_many_elements",
@@ -139,6 +141,9 @@ UnsafeReason = Literal[
 - ``not_a_zip``: not a zip archive, or a malformed one (truncated, lying, overlapping).
 - ``not_docx``: a zip or compound file that is not a .docx package (no content types, a
   document type declaration, a part named as XML that isn't, an older .doc).
+- ``macro_enabled``: a macro-enabled package (.docm, .xlsm, .pptm, or any with a VBA project).
+- ``binary_format``: a binary format no native kind holds (.xlsb, an Excel 97-2003 .xls, a
+  PowerPoint 97-2003 .ppt); the message names it.
 - ``encrypted``: protected by a password: the person must remove it and upload again.
 - ``too_many_entries``: more entries, or a larger directory, than the limit.
 - ``duplicate_name``: two parts with one name, once case and slashes are folded.

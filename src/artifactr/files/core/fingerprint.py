@@ -1,4 +1,6 @@
-"""Fingerprint: the digest of a .docx that ignores what every save rewrites (RFC-0003).
+"""Fingerprint: the digest of a package that ignores what every save rewrites (RFC-0003).
+
+It works for any OOXML package: a .docx, an .xlsx or a .pptx.
 
 The fingerprint is the SHA-256 of the package's parts but ``docProps/core.xml``, by name and
 content in name order, whatever the zip's order, compression or timestamps. :func:`fingerprint`
@@ -56,7 +58,7 @@ def fingerprint(
     limits: ZipLimits = DEFAULT_LIMITS,
     check: PartCheck | None = None,
 ) -> str:
-    """Return the fingerprint of a .docx package, screening it as it is read.
+    """Return the fingerprint of an OOXML package (.docx, .xlsx, .pptx), screening it as it is read.
 
     Args:
         source: The file's bytes, or a seekable binary file read in chunks from its start. The

@@ -13,6 +13,12 @@ from pydantic import BaseModel, ConfigDict, Field
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 """The media type of a Word document (.docx)."""
 
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"
+"""The media type of an Excel workbook (.xlsx)."""
+
+PPTX = "application/vnd.openxmlformats-officedocument.presentationml.presentation"
+"""The media type of a PowerPoint presentation (.pptx)."""
+
 MAX_OUTLINE = 4_000
 """The most characters an outline may hold; it is what an agent sees by default."""
 
@@ -142,3 +148,15 @@ class WordDocument(NativeFile, name="word_document"):
     """A Word document (.docx)."""
 
     formats: ClassVar[frozenset[str]] = frozenset({DOCX})
+
+
+class Spreadsheet(NativeFile, name="spreadsheet"):
+    """An Excel workbook (.xlsx): its outline is each sheet's name and used range."""
+
+    formats: ClassVar[frozenset[str]] = frozenset({XLSX})
+
+
+class Presentation(NativeFile, name="presentation"):
+    """A PowerPoint presentation (.pptx): its outline is the slides' titles, numbered."""
+
+    formats: ClassVar[frozenset[str]] = frozenset({PPTX})

@@ -1,11 +1,11 @@
 """Screen: the package's one zip screen, and the limits every file is screened against (RFC-0003).
 
-:func:`screen` reads a .docx package's central directory first and checks every declared figure
-against :class:`ZipLimits` before it inflates a byte: entries, the directory's size, each part's
-size and inflate ratio, the running total and the archive's ratio; names must be unique once case
-is folded. It then reads each part in name order, in chunks of :data:`CHUNK_SIZE`, never
-inflating more than one byte past the declared size, and a part must match its declared size and
-CRC-32. Memory stays flat at any file size. Every refusal is an
+:func:`screen` reads an OOXML package's (.docx, .xlsx or .pptx) central directory first and checks
+every declared figure against :class:`ZipLimits` before it inflates a byte: entries, the directory's
+size, each part's size and inflate ratio, the running total and the archive's ratio; names must be
+unique once case is folded. It then reads each part in name order, in chunks of :data:`CHUNK_SIZE`,
+never inflating more than one byte past the declared size, and a part must match its declared size
+and CRC-32. Memory stays flat at any file size. Every refusal is an
 :class:`~artifactr.files.core.errors.UnsafeFile` with a ``reason``.
 
 The fingerprint and the worker's checks of XML, images and embedded packages run inside the same
@@ -101,7 +101,7 @@ def screen(
     limits: ZipLimits = DEFAULT_LIMITS,
     check: PartCheck | None = None,
 ) -> None:
-    """Check a .docx package against the limits, reading every part once, in name order.
+    """Check an OOXML package against the limits, reading every part once, in name order.
 
     Args:
         source: The file's bytes, or a seekable binary file read in chunks from its start. The
@@ -111,8 +111,8 @@ def screen(
             of them.
 
     Raises:
-        UnsafeFile: If the file is not a zip, not a .docx, passes one of ``limits``, or
-            ``check`` refuses a part.
+        UnsafeFile: If the file is not a zip, not an OOXML package, passes one of ``limits``,
+            or ``check`` refuses a part.
     """
     with _reading(source) as stream:
         for entry, end in _directory(stream, limits):
@@ -394,6 +394,16 @@ _COMPOUND_SECTORS: Final = 64
 """The most directory sectors read to find an encrypted package: Word writes one or two."""
 _ENCRYPTED_PACKAGE: Final = "EncryptedPackage"
 """The stream that holds a password-protected package (MS-OFFCRYPTO 2.3.4.4)."""
+_COMPOUND_FORMATS: Final = (
+    ("Workbook", "an Excel 97-2003 workbook (.xls)", "an Excel workbook (.xlsx)"),
+    ("Book", "an Excel 5 workbook (.xls)", "an Excel workbook (.xlsx)"),
+    (
+        "PowerPoint Document",
+        "a PowerPoint 97-2003 presentation (.ppt)",
+        "a PowerPoint presentation (.pptx)",
+    ),
+)
+"""The stream that names an older binary format, what the file is, and what to save it as."""
 _PASSWORD: Final = (
     "the document is protected by a password, so it can't be read: open it, remove the "
     "password (in Word: File, Info, Protect Document, Encrypt with Password, and clear it), "
@@ -405,12 +415,22 @@ def _compound(stream: IO[bytes], size: int) -> UnsafeFile:
     """Return the refusal of an OLE compound file: ``encrypted`` if it holds an encrypted package.
 
     Word saves a password-protected .docx as a compound file whose ``EncryptedPackage`` stream
-    holds the encrypted zip; a Word 97-2003 .doc is a compound file too, without one. Only the
+    holds the encrypted zip; a Word 97-2003 .doc is a compound file too, without one, and so are
+    an Excel 97-2003 .xls (a ``Workbook`` stream) and a PowerPoint 97-2003 .ppt (``PowerPoint
+    Document``), refused as ``binary_format``. Only the
     directory's names are read, at most :data:`_COMPOUND_SECTORS` sectors of them, along the
     chain the first allocation table sectors give.
     """
-    if _ENCRYPTED_PACKAGE in _compound_names(stream, size):
+    names = _compound_names(stream, size)
+    if _ENCRYPTED_PACKAGE in names:
         return UnsafeFile("encrypted", _PASSWORD)
+    for stream_name, what, saved in _COMPOUND_FORMATS:
+        if stream_name in names:
+            return UnsafeFile(
+                "binary_format",
+                f"the file is {what}, an OLE compound file, not an OOXML package: "
+                f"save it as {saved} and upload that",
+            )
     return UnsafeFile(
         "not_docx",
         "the file is an OLE compound file (a Word 97-2003 .doc, or another older Office "

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict
 
 from artifactr.files.core.checkouts import Checkout, State
 from artifactr.files.core.leases import scope_of
-from artifactr.files.core.manifests import DOCX, Blob, saved_name
+from artifactr.files.core.manifests import DOCX, PPTX, XLSX, Blob, saved_name
 from artifactr.files.fastapi.bodies import FORM, OCTETS, read_body
 from artifactr.files.fastapi.diffs import add_diff_routes
 from artifactr.files.fastapi.http_answers import (
@@ -79,7 +79,13 @@ _ATTR_CHARS: Final = "!#$&+-.^_`|~"
 def _body(description: str, **fields: dict[str, Any]) -> dict[str, Any]:
     file = {**BINARY["schema"], "description": "The file, in a part with a filename"}
     form = {"type": "object", "properties": {**fields, "file": file}, "required": ["file"]}
-    content = {DOCX: BINARY, OCTETS: BINARY, FORM: {"schema": form}}
+    content = {
+        DOCX: BINARY,
+        XLSX: BINARY,
+        PPTX: BINARY,
+        OCTETS: BINARY,
+        FORM: {"schema": form},
+    }
     return {"requestBody": {"required": True, "description": description, "content": content}}
 
 
@@ -268,7 +274,7 @@ def files_router(
         response_class=Response,
         responses={
             200: {
-                "content": {DOCX: BINARY},
+                "content": {DOCX: BINARY, XLSX: BINARY, PPTX: BINARY},
                 "headers": _FILE,
                 "description": "The revision's bytes",
             },

@@ -9,20 +9,22 @@ new file's bytes made into the blobs of a revision: inspected by the app, then p
 commits ("Edits: JSON Patch with a test").
 """
 
+import asyncio
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Final, TypedDict
 
-from artifactr.core import NotFound
+from artifactr.core import NotFound, ValidationFailed
 from artifactr.workspace import Workspace
-from pydantic import TypeAdapter
+from pydantic import JsonValue, TypeAdapter
 
 from artifactr.files.core.app_port import App, Inspection, ReviewItem
 from artifactr.files.core.blobs import Blobs
 from artifactr.files.core.checkouts import Checkouts
 from artifactr.files.core.clock import Clock
 from artifactr.files.core.errors import ContentDamaged, NotEnabled
-from artifactr.files.core.fingerprint import ZipLimits
+from artifactr.files.core.fingerprint import ZipLimits, fingerprint
+from artifactr.files.core.formats import Sniffer, kind_name
 from artifactr.files.core.integrations import Integrations
 from artifactr.files.core.leases import Leases, scope_of
 from artifactr.files.core.manifests import MAX_OUTLINE, Blob, NativeFile
@@ -169,6 +171,37 @@ class ServiceBase:
             inspection = await self.app.inspect(source.file, deadline=self._deadline)
             span.set_attributes(self._about(inspection))
         return inspection
+
+    async def _screened(self, source: Spooled) -> tuple[str, str]:
+        """Return a file's fingerprint and its format, read from its content in one pass.
+
+        Raises:
+            UnsafeFile: If the file is not a package, is hostile, or holds no native format.
+        """
+        sniffer = Sniffer()
+        printed = await asyncio.to_thread(
+            fingerprint, source.file, limits=self._limits, check=sniffer
+        )
+        return printed, sniffer.media_type()
+
+    def _kind_of(self, media_type: str, wanted: type[NativeFile] | None = None) -> type[NativeFile]:
+        """Return the kind that holds a format: ``wanted``'s, or the first of the service's.
+
+        Raises:
+            ValidationFailed: If no kind here holds it, or ``wanted`` holds another.
+        """
+        kinds = [wanted] if wanted is not None else list(self._types.values())
+        for kind in kinds:
+            if media_type in kind.formats:
+                return kind
+        what = kind_name(media_type)
+        if wanted is not None:
+            formats = " or ".join(kind_name(held) for held in sorted(wanted.formats))
+            message = f"the file is {what}, and this file is {formats}"
+        else:
+            message = f"the file is {what}, which is not a native kind here"
+        error: dict[str, JsonValue] = {"loc": ["file"], "msg": message, "type": "wrong_kind"}
+        raise ValidationFailed(message, [error])
 
     async def _put_all(
         self,

@@ -41,7 +41,6 @@ from pydantic import BaseModel, ConfigDict
 from artifactr.files.core import log
 from artifactr.files.core.checkouts import Checkout, Outcome
 from artifactr.files.core.clock import rfc3339
-from artifactr.files.core.fingerprint import fingerprint
 from artifactr.files.core.leases import scope_of
 from artifactr.files.core.manifests import NativeFile, Provenance, clean_text
 from artifactr.files.core.revisions import revision_patch
@@ -108,6 +107,8 @@ class CheckIn(CheckOut):
             InvalidState: If it was checked in already with another file.
             FileTooLarge: If the stream is over the size limit.
             UnsafeFile: If the file is not a package or is hostile.
+            ValidationFailed: If the file is of another kind than the file checked out (a
+                workbook checked in over a Word document).
             AppFailure: If the app can't read it.
             ServiceBusy: If too many files are being read at once (ADR-0015).
         """
@@ -117,7 +118,9 @@ class CheckIn(CheckOut):
         self.jobs.admit()  # a full queue refuses before the body is read
         incoming = await spool(data, limit=self._max_size)
         try:
-            printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
+            printed, media = await self._screened(incoming)
+            _, head = await self.manifest(ws, record.artifact_id)
+            self._kind_of(media, type(head))
             return await self._check_in(ws, record, incoming, printed, summary)
         finally:
             incoming.close()

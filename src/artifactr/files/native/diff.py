@@ -14,12 +14,16 @@ any :class:`~artifactr.files.core.app_port.App`, with no web framework:
   renders at :data:`DIFF_SCALE`, through the render cache, one page at a time: the first diff
   renders each revision at most once per page, a second renders nothing, and memory holds one
   page's PNG at a time whatever the page count.
+- :func:`kind_diff` says what changed in a workbook's or a deck's own terms, from the texts the
+  inspection stored: cells (``Budget!B4: 10 → 12``, formulas included) and sheets added or
+  removed; slides added, removed, moved and changed.
 """
 
 import asyncio
 import difflib
 import functools
 import hashlib
+import re
 from collections.abc import AsyncGenerator, Awaitable, Callable, Sequence
 from contextlib import aclosing
 from dataclasses import dataclass
@@ -30,6 +34,7 @@ from artifactr.workspace import Workspace
 from pydantic import BaseModel, ConfigDict
 
 from artifactr.files.core.app_port import ReviewItem
+from artifactr.files.core.manifests import NativeFile, Presentation, Spreadsheet
 from artifactr.files.native import NativeFiles
 from artifactr.files.native.regions import Region, changed_region
 
@@ -56,6 +61,9 @@ both renders."""
 MAX_PAGES: Final = 1_000
 """How many pages are compared by default: a 500-page document is compared whole."""
 
+MAX_CHANGES: Final = 2_000
+"""How many changes in a kind's own terms (cells, sheets, slides) a diff holds by default."""
+
 
 class DiffLimits(BaseModel):
     """The bounds of a diff: each one cut is said so in the answer."""
@@ -72,6 +80,8 @@ class DiffLimits(BaseModel):
     """Items in each list of the review diff, at most."""
     pages: int = MAX_PAGES
     """Pages compared, at most."""
+    changes: int = MAX_CHANGES
+    """Changes in the kind's own terms (cells, sheets, slides), at most."""
 
 
 # ─── text ─────────────────────────────────────────────────────────────────────
@@ -235,6 +245,235 @@ def review_diff(
     )
 
 
+# ─── a workbook's cells and a deck's slides ───────────────────────────────────
+
+
+class KindChange(BaseModel):
+    """One change in a workbook or a deck, in its own terms."""
+
+    model_config = ConfigDict(frozen=True)
+
+    what: Literal[
+        "cell",
+        "sheet_added",
+        "sheet_removed",
+        "slide_added",
+        "slide_removed",
+        "slide_moved",
+        "slide_changed",
+    ]
+    """What changed: a cell, a sheet added or removed, a slide added, removed, moved or
+    changed."""
+    where: str
+    """The cell (``Budget!B4``), the sheet's name, or the slide (``slide 3``, its number on
+    the side that has it: the second, unless it was removed)."""
+    before: str | None = None
+    """As it was: a cell's value (with its formula), a slide's text or number; None if new."""
+    after: str | None = None
+    """As it is; None if gone."""
+    line: str
+    """The change on one line, as a person reads it (``Budget!B4: 10 → 12``)."""
+
+
+class KindDiff(BaseModel):
+    """The changes in a workbook's or a deck's own terms, in order."""
+
+    model_config = ConfigDict(frozen=True)
+
+    changes: tuple[KindChange, ...]
+    """The changes: sheets, then cells, sheet by sheet; or slides in the second side's order."""
+    truncated: bool = False
+    """Whether the list was cut at :attr:`DiffLimits.changes`."""
+
+
+_SHEET: Final = re.compile(r"^# Sheet: (.*) \((?:empty|[A-Z]+[0-9]+:[A-Z]+[0-9]+)\)$")
+_SLIDE: Final = re.compile(r"^# Slide [0-9]+(?:: (.*))?$")
+_COLUMNS: Final = 26
+
+
+def kind_diff(
+    kind: type[NativeFile], before: str, after: str, *, limits: DiffLimits | None = None
+) -> KindDiff | None:
+    """Return what changed between two texts of a workbook or a deck; None for another kind.
+
+    The texts are as the inspection wrote them. A workbook's text is read back into cells
+    (``Budget!B4``: the value, with its formula), so a diff names each cell that changed, and
+    each sheet added or removed. A deck's slides are matched by their text, then by their
+    title: a slide matched at another place among the others is moved, one matched by its
+    title alone changed, and the rest added or removed.
+    """
+    bound = limits or DiffLimits()
+    if issubclass(kind, Spreadsheet):
+        changes = _cell_changes(_cells(before), _cells(after))
+    elif issubclass(kind, Presentation):
+        changes = _slide_changes(_slides(before), _slides(after))
+    else:
+        return None
+    return KindDiff(changes=tuple(changes[: bound.changes]), truncated=len(changes) > bound.changes)
+
+
+def _column(index: int) -> str:
+    name = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, _COLUMNS)
+        name = chr(65 + rest) + name
+    return name
+
+
+def _sheet_ref(name: str) -> str:
+    if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name):
+        return name
+    return "'" + name.replace("'", "''") + "'"
+
+
+def _cells(text: str) -> dict[str, dict[str, str]]:
+    sheets: dict[str, dict[str, str]] = {}
+    current: dict[str, str] | None = None
+    sheet = ""
+    for line in text.split("\n"):
+        heading = _SHEET.match(line)
+        if heading is not None:
+            sheet = heading.group(1)
+            current = sheets.setdefault(sheet, {})
+            continue
+        row, _, rest = line.partition("\t")
+        if current is None or not row.isdigit():
+            continue
+        for index, value in enumerate(rest.split("\t")):
+            if value:
+                current[f"{_sheet_ref(sheet)}!{_column(index)}{row}"] = value
+    return sheets
+
+
+def _cell_changes(
+    old: dict[str, dict[str, str]], new: dict[str, dict[str, str]]
+) -> list[KindChange]:
+    changes = [
+        KindChange(what="sheet_removed", where=name, line=f"sheet removed: {name}")
+        for name in old
+        if name not in new
+    ]
+    changes += [
+        KindChange(what="sheet_added", where=name, line=f"sheet added: {name}")
+        for name in new
+        if name not in old
+    ]
+    for name, cells in new.items():
+        if name not in old:
+            continue
+        was = old[name]
+        for cell in [*was, *(cell for cell in cells if cell not in was)]:
+            before, after = was.get(cell), cells.get(cell)
+            if before != after:
+                shown = f"{before or '(empty)'} → {after or '(empty)'}"
+                changes.append(
+                    KindChange(
+                        what="cell", where=cell, before=before, after=after, line=f"{cell}: {shown}"
+                    )
+                )
+    return changes
+
+
+def _slides(text: str) -> list[tuple[str, str]]:
+    slides: list[tuple[str, str]] = []
+    body: list[str] = []
+    title: str | None = None
+    for line in [*text.split("\n"), "# Slide 0"]:
+        heading = _SLIDE.match(line)
+        if heading is None:
+            body.append(line)
+            continue
+        if title is not None:
+            slides.append((title, "\n".join(body)))
+        title, body = heading.group(1) or "", []
+    return slides
+
+
+def _slide_changes(old: list[tuple[str, str]], new: list[tuple[str, str]]) -> list[KindChange]:
+    # Pairs (old index, new index): the same text first, then the same title.
+    pairs: dict[int, int] = {}
+    for whole in (True, False):
+        free = [index for index in range(len(old)) if index not in pairs]
+        for new_index, slide in enumerate(new):
+            if new_index in pairs.values():
+                continue
+            found = next(
+                (
+                    at
+                    for at in free
+                    if (old[at] if whole else old[at][0]) == (slide if whole else slide[0])
+                ),
+                None,
+            )
+            if found is not None:
+                pairs[found] = new_index
+                free.remove(found)
+    kept = _in_order(sorted(pairs.items(), key=lambda pair: pair[1]))
+    changes: list[KindChange] = []
+    for old_index, slide in enumerate(old):
+        if old_index not in pairs:
+            name = f"slide {old_index + 1}"
+            changes.append(
+                KindChange(
+                    what="slide_removed",
+                    where=name,
+                    before=_shown(slide),
+                    line=f"{name} removed: {slide[0]}",
+                )
+            )
+    back = {new_index: old_index for old_index, new_index in pairs.items()}
+    for new_index, slide in enumerate(new):
+        name = f"slide {new_index + 1}"
+        if new_index not in back:
+            changes.append(
+                KindChange(
+                    what="slide_added",
+                    where=name,
+                    after=_shown(slide),
+                    line=f"{name} added: {slide[0]}",
+                )
+            )
+            continue
+        old_index = back[new_index]
+        if old_index not in kept:
+            changes.append(
+                KindChange(
+                    what="slide_moved",
+                    where=name,
+                    before=str(old_index + 1),
+                    after=str(new_index + 1),
+                    line=f"slide moved: {slide[0]}, {old_index + 1} → {new_index + 1}",
+                )
+            )
+        if old[old_index] != slide:
+            changes.append(
+                KindChange(
+                    what="slide_changed",
+                    where=name,
+                    before=_shown(old[old_index]),
+                    after=_shown(slide),
+                    line=f"{name} changed: {slide[0]}",
+                )
+            )
+    return changes
+
+
+def _shown(slide: tuple[str, str]) -> str:
+    return "\n".join(part for part in slide if part)
+
+
+def _in_order(pairs: list[tuple[int, int]]) -> set[int]:
+    """Return the old indices of the longest run of pairs in the same order on both sides."""
+    best: list[list[int]] = []
+    for old_index, _ in pairs:
+        empty: list[int] = []
+        longest = max((run for run in best if run[-1] < old_index), key=len, default=empty)
+        best.append([*longest, old_index])
+    none: list[int] = []
+    return set(max(best, key=len, default=none))
+
+
 # ─── pages and the whole diff ─────────────────────────────────────────────────
 
 
@@ -281,6 +520,9 @@ class FileDiff(BaseModel):
     """How many pages were compared."""
     pages_truncated: bool = False
     """Whether pages past :attr:`DiffLimits.pages` were left uncompared."""
+    changes: KindDiff | None = None
+    """What changed in the kind's own terms: a workbook's cells and sheets, a deck's slides;
+    None for a Word document, whose text diff says it."""
 
 
 Pages = AsyncGenerator[bytes]
@@ -333,13 +575,15 @@ class _Side:
 
 
 async def _compare(
-    old: _Side, new: _Side, bound: DiffLimits, *, same: bool = False
-) -> tuple[TextDiff, ReviewDiff, list[ChangedPage], int, bool]:
+    old: _Side, new: _Side, bound: DiffLimits, kind: type[NativeFile], *, same: bool = False
+) -> tuple[TextDiff, ReviewDiff, list[ChangedPage], int, bool, KindDiff | None]:
     """Return the text, review and page diffs of two sides, and whether pages were cut.
 
+    The last item is what changed in the kind's own terms (a workbook's cells, a deck's slides).
     Sides with the same content (``same``) have the same pages, so none is rendered.
     """
-    text = text_diff(await old.text(), await new.text(), limits=bound)
+    old_text, new_text = await old.text(), await new.text()
+    text = text_diff(old_text, new_text, limits=bound)
     review = review_diff(await old.review(), await new.review(), limits=bound)
     old_count, new_count = (0, 0) if same else (old.pages or 0, new.pages or 0)
     last = min(old_count, new_count, bound.pages)
@@ -347,7 +591,8 @@ async def _compare(
         (old_count, old.render(last)), (new_count, new.render(last)), limit=bound.pages
     )
     truncated = max(old.pages or 0, new.pages or 0) > bound.pages and not same
-    return text, review, pages, compared, truncated
+    changes = kind_diff(kind, old_text, new_text, limits=bound)
+    return text, review, pages, compared, truncated, changes
 
 
 def _revision(
@@ -384,10 +629,11 @@ async def revision_diff(
         )
     _, old = await files.manifest(ws, artifact_id, before)
     _, new = await files.manifest(ws, artifact_id, after)
-    text, review, pages, compared, truncated = await _compare(
+    text, review, pages, compared, truncated, changes = await _compare(
         _revision(files, ws, artifact_id, before, old.pages),
         _revision(files, ws, artifact_id, after, new.pages),
         limits or DiffLimits(),
+        type(new),
         same=old.content.sha256 == new.content.sha256,
     )
     return FileDiff(
@@ -401,6 +647,7 @@ async def revision_diff(
         pages=tuple(pages),
         pages_compared=compared,
         pages_truncated=truncated,
+        changes=changes,
     )
 
 
@@ -429,8 +676,11 @@ async def proposal_diff(
             ws, artifact_id, None, last, scale=DIFF_SCALE, proposal_id=proposal_id
         ),
     )
-    text, review, pages, compared, truncated = await _compare(
-        _revision(files, ws, artifact_id, base, old.pages), proposed, limits or DiffLimits()
+    text, review, pages, compared, truncated, changes = await _compare(
+        _revision(files, ws, artifact_id, base, old.pages),
+        proposed,
+        limits or DiffLimits(),
+        type(new),
     )
     return FileDiff(
         artifact_id=artifact_id,
@@ -444,4 +694,5 @@ async def proposal_diff(
         pages=tuple(pages),
         pages_compared=compared,
         pages_truncated=truncated,
+        changes=changes,
     )

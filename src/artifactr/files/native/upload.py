@@ -1,11 +1,11 @@
 """Upload: a file's bytes in, screened and inspected, then the artifact made (RFC-0003).
 
-An upload streams a file in, has the package screened and the app inspect it, puts its bytes,
-text and review, and only then creates the artifact ("The artifact"), or proposes it where the
-type's write policy says so.
+An upload streams a file in, has the package screened, its kind read from its content (its main
+part, never its name: a workbook is a :class:`~artifactr.files.core.manifests.Spreadsheet`
+whatever it is called) and the app inspect it, puts its bytes, text and review, and only then
+creates the artifact ("The artifact"), or proposes it where the type's write policy says so.
 """
 
-import asyncio
 from collections.abc import AsyncIterable
 from typing import Final
 
@@ -19,7 +19,7 @@ from artifactr.workspace import Workspace
 from pydantic import JsonValue
 
 from artifactr.files.core import log
-from artifactr.files.core.fingerprint import fingerprint
+from artifactr.files.core.formats import kind_name
 from artifactr.files.core.manifests import NativeFile, Provenance, clean_text
 from artifactr.files.native.base import ServiceBase
 from artifactr.files.native.spool import spool
@@ -55,12 +55,12 @@ class Upload(ServiceBase):
         """
         await self._require_enabled(ws)
         name = clean_text(name)
-        artifact_type = self._type_for(name, media_type)
-        media = media_type or next(iter(sorted(artifact_type.formats)))
+        self._check_upload(name, media_type)
         self.jobs.admit()  # a full queue refuses before the body is read
         incoming = await spool(data, limit=self._max_size)
         try:
-            printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
+            printed, media = await self._screened(incoming)
+            artifact_type = self._type_for(media, media_type)
             artifact_id = new_artifact_id()
             async with self.jobs.turn():
                 inspection = await self._inspect(ws, artifact_id, incoming)
@@ -79,21 +79,31 @@ class Upload(ServiceBase):
         )
         return await ws.create(manifest, artifact_id=artifact_id, thread_id=thread_id)
 
-    def _type_for(self, name: str, media_type: str | None) -> type[NativeFile]:
-        kinds = [
-            kind
-            for kind in self._types.values()
-            if media_type is None or media_type in kind.formats
-        ]
+    def _check_upload(self, name: str, media_type: str | None) -> None:
+        """Refuse a blank or long name, or a declared type no kind here holds, before a read."""
         errors: list[JsonValue] = []
         if not name.strip():
             errors.append({"loc": ["name"], "msg": "a file needs a name", "type": "missing"})
         elif len(name) > MAX_NAME:
             message = f"a file's name has at most {MAX_NAME} characters"
             errors.append({"loc": ["name"], "msg": message, "type": "too_long"})
-        if not kinds:
+        if media_type is not None and not any(
+            media_type in kind.formats for kind in self._types.values()
+        ):
             message = f"{media_type} is not a native format here"
             errors.append({"loc": ["media_type"], "msg": message, "type": "unsupported"})
         if errors:
             raise ValidationFailed("the file cannot be uploaded as a native file", errors)
-        return kinds[0]
+
+    def _type_for(self, media: str, declared: str | None) -> type[NativeFile]:
+        """Return the kind the content makes the file: the content decides, never the name.
+
+        Raises:
+            ValidationFailed: If no kind here holds the content's format, or the declared media
+                type is another native format than the content's.
+        """
+        if declared is not None and declared != media:
+            message = f"the file is {kind_name(media)}, not {kind_name(declared)} as declared"
+            error: JsonValue = {"loc": ["media_type"], "msg": message, "type": "wrong_kind"}
+            raise ValidationFailed(message, [error])
+        return self._kind_of(media)

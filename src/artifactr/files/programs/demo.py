@@ -18,7 +18,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from artifactr import Runner, UserActor, Workspaces
+from artifactr import AgentActor, Runner, UserActor, Workspaces
 from artifactr.agent import ArtifactWorkspace, Session, function_model
 from artifactr.core import (
     ArtifactChanged,
@@ -49,9 +49,9 @@ from artifactr.files.apps.fake import FakeApp
 from artifactr.files.apps.libreoffice import Availability, LibreOffice, available
 from artifactr.files.core.app_port import App, AppCommand
 from artifactr.files.core.clock import rfc3339
-from artifactr.files.core.documents import build_docx
+from artifactr.files.core.documents import Cell, build_docx, build_pptx, build_xlsx
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
-from artifactr.files.core.manifests import WordDocument
+from artifactr.files.core.manifests import NativeFile, Presentation, Spreadsheet, WordDocument
 from artifactr.files.native import NativeFiles
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
@@ -64,6 +64,9 @@ DOCUMENT = "pydocx-test.docx"
 
 ALICE = UserActor(id="alice", name="Alice")
 BOB = UserActor(id="bob", name="Bob")
+
+KINDS: list[type[NativeFile]] = [WordDocument, Spreadsheet, Presentation]
+"""The kinds the demo holds: documents, and on LibreOffice workbooks and decks."""
 
 Say = Callable[[str], None]
 
@@ -241,9 +244,10 @@ async def _story(engine: Any, out: Path, say: Say, chosen: tuple[App, str]) -> P
         renders=SqlRenders(engine),
         integrations=switch,
         clock=clock,
+        types=KINDS,
     )
     workspaces = Workspaces(
-        storage, types=[WordDocument], authorize=integration_gate(switch, files.key_of, storage)
+        storage, types=KINDS, authorize=integration_gate(switch, files.key_of, storage)
     )
     alice = await workspaces.open("acme", "contracts", actor=ALICE)
     bob = alice.as_actor(BOB)
@@ -327,7 +331,50 @@ async def _story(engine: Any, out: Path, say: Say, chosen: tuple[App, str]) -> P
     system = alice.as_actor(SystemActor())
     removed = await files.collect(system, grace=timedelta(0))
     say(f"   collect removed {removed} unreferenced blob(s)")
+    await workbook_and_deck(files, alice, bob, out, say)
     return final
+
+
+async def workbook_and_deck(
+    files: NativeFiles, alice: Workspace, bob: Workspace, out: Path, say: Say
+) -> None:
+    """Show a workbook an agent edits (a formula, recalculated) and a deck's slide pages.
+
+    Only on LibreOffice: FakeApp reads Word documents only, and the story says it leaves them
+    out.
+    """
+    if not isinstance(files.app, LibreOffice):
+        say(
+            f"\n9. Workbooks and decks: {files.app.name} reads Word documents (.docx) only, so "
+            "the demo leaves the workbook and the deck out (LibreOffice runs them)"
+        )
+        return
+    rows: list[list[Cell]] = [["Item", "Cost"], ["Rent", 1200], ["Food", 300], ["Total", None]]
+    uploaded = await files.upload(alice, "budget.xlsx", stream(build_xlsx({"Budget": rows})))
+    book = uploaded.artifact_id if uploaded.type == "applied" else ""
+    head = await alice.get(Spreadsheet, book)
+    say(f"\n9. Alice uploads budget.xlsx: a {head.data.kind}, outline {head.data.outline!r}")
+    thread = await alice.create_thread()
+    agent = alice.as_actor(AgentActor(thread_id=thread.id, on_behalf_of=ALICE))
+    batch = [
+        AppCommand(command="cell.set", params={"cell": "B4", "value": "=SUM(B2:B3)"}),
+        AppCommand(command="cell.set", params={"cell": "B3", "value": 450}),
+    ]
+    proposed = await files.edit(agent, book, base_version=1, commands=batch)
+    proposal = proposed.proposal_id if proposed.type == "proposed" else ""
+    await bob.commit(RespondToProposal(proposal_id=proposal, decision="accept"))
+    text = await files.text(alice, book)
+    total = next(line for line in text.splitlines() if line.startswith("4\t"))
+    say(f"   the agent sets B4 to =SUM(B2:B3) and B3 to 450; Bob accepts; row 4 reads: {total!r}")
+    slides = [("Quarterly review", "Draft for the board"), ("Costs", "Rent and food")]
+    deck = await files.upload(alice, "review.pptx", stream(build_pptx(slides)))
+    deck_id = deck.artifact_id if deck.type == "applied" else ""
+    shown = await alice.get(Presentation, deck_id)
+    say(f"   Alice uploads review.pptx: slides {shown.data.outline!r}")
+    for number in range(1, (shown.data.pages or 0) + 1):
+        page = out / f"slide-{number}.png"
+        page.write_bytes(await files.render(alice, deck_id, 1, number))
+        say(f"   slide {number} rendered: {page}")
 
 
 async def _turn(runner: Runner[None], ws: Workspace, thread_id: str, content: str) -> None:

@@ -1,9 +1,10 @@
 """FakeApp: an App that edits real .docx bytes with the standard library, for tests (RFC-0003).
 
 :class:`FakeApp` implements :class:`~artifactr.files.core.app_port.App` in process and
-deterministically: what it saves opens in Word and python-docx. It saves as WordCraft does: only
-the parts a command changed are rewritten, and ``docProps/core.xml`` is stamped on every save, so
-a batch that changes nothing keeps the fingerprint.
+deterministically: what it saves opens in Word and python-docx. It saves as WordCraft does: only the
+parts a command changed are rewritten, and ``docProps/core.xml`` is stamped on every save, so a
+batch that changes nothing keeps the fingerprint. It reads Word documents only: a workbook or a deck
+is refused (``AppRefused``) with a reason that says so.
 
 Its commands are a subset of WordCraft's, with WordCraft's ids, parameters and refusals
 (``FakeApp().commands()``); a batch starts with the caret at the start of the document, and a
@@ -68,7 +69,9 @@ from artifactr.files.core.errors import (
     failure_of,
 )
 from artifactr.files.core.fingerprint import fingerprint
-from artifactr.files.core.manifests import MAX_OUTLINE
+from artifactr.files.core.formats import RELATIONSHIPS, kind_name, media_type_of
+from artifactr.files.core.manifests import DOCX, MAX_OUTLINE
+from artifactr.files.core.screen import CONTENT_TYPES
 
 __all__ = [
     "CHARS_PER_LINE",
@@ -258,7 +261,9 @@ class FakeApp:
         return cast(T, outcome.value)
 
     def _open(self, source: Source, budget: Budget) -> Document:
-        return Document(Package(source, max_inflated=8 * self._max_size, budget=budget))
+        package = Package(source, max_inflated=8 * self._max_size, budget=budget)
+        _only_docx(package)
+        return Document(package)
 
     async def apply(
         self,
@@ -448,3 +453,17 @@ async def _in_a_process[*A](
 
 def _late(seconds: float) -> str:
     return f"the fake app did not answer within {seconds:g} s"
+
+
+def _only_docx(package: Package) -> None:
+    """Refuse a workbook or a deck: FakeApp reads Word documents (.docx) only."""
+    try:
+        relationships = package.read(RELATIONSHIPS) if package.has(RELATIONSHIPS) else None
+        media = media_type_of(package.read(CONTENT_TYPES), relationships)
+    except UnsafeFile:
+        return  # not one of the native formats: the .docx reader says what it lacks
+    if media != DOCX:
+        raise AppRefused(
+            f"FakeApp reads Word documents (.docx) only, and this is {kind_name(media)}: "
+            "open it with an app that reads it (LibreOffice)"
+        )

@@ -9,12 +9,14 @@ office start-up, not one a page.
 
 import asyncio
 import hashlib
+import io
 import logging
 import math
 import shutil
 import subprocess
+import zipfile
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -22,7 +24,7 @@ from typing import IO, Final
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
-from artifactr.files.apps.libreoffice import _catalog, _process
+from artifactr.files.apps.libreoffice import _calc, _catalog, _impress, _process
 from artifactr.files.apps.libreoffice._availability import (
     SYSTEM_PYTHON,
     Availability,
@@ -45,7 +47,15 @@ from artifactr.files.core.app_port import (
 )
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge, UnsafeFile
 from artifactr.files.core.fingerprint import fingerprint
-from artifactr.files.core.manifests import MAX_OUTLINE
+from artifactr.files.core.formats import (
+    MAX_SNIFFED,
+    RELATIONSHIPS,
+    Sniffer,
+    kind_name,
+    media_type_of,
+)
+from artifactr.files.core.manifests import DOCX, MAX_OUTLINE, PPTX, XLSX
+from artifactr.files.core.screen import CONTENT_TYPES
 
 logger = logging.getLogger("artifactr.files.apps.libreoffice")
 
@@ -66,6 +76,20 @@ DPI: Final = 96
 
 MIN_SCALE, MAX_SCALE = 0.1, 4.0
 """The scales a render is clamped to."""
+
+EXTENSIONS: Final = {DOCX: "docx", XLSX: "xlsx", PPTX: "pptx"}
+"""The formats the adapter reads (Writer, Calc, Impress), and each one's extension."""
+
+CATALOGS: Final[Mapping[str, Mapping[str, _catalog.Command]]] = {
+    DOCX: _catalog.COMMANDS,
+    XLSX: _calc.COMMANDS,
+    PPTX: _impress.COMMANDS,
+}
+"""Each format's commands: a batch runs only the commands of its file's format."""
+
+_EVERY_COMMAND: Final = {
+    name: command for catalog in CATALOGS.values() for name, command in catalog.items()
+}
 
 _TOO_LARGE: Final = frozenset(
     {"too_many_entries", "part_too_large", "total_too_large", "inflate_ratio", "too_large"}
@@ -304,12 +328,18 @@ class LibreOffice:
             )
         return source
 
-    async def _screen(self, source: Source, screened: str | None) -> tuple[bytes, str]:
-        """Return the file's bytes and fingerprint, or refuse it before any office starts."""
+    async def _screen(self, source: Source, screened: str | None) -> tuple[bytes, str, str]:
+        """Return the file's bytes, fingerprint and format, or refuse it before any office starts.
+
+        A file the caller has screened (``screened``, its fingerprint) is not screened again:
+        its format is read from its two small parts that name it.
+        """
         content = await self._bytes(source)
         if screened is None:
-            screened = await asyncio.to_thread(_fingerprint, content)
-        return content, screened
+            screened, media = await asyncio.to_thread(_fingerprint, content)
+        else:
+            media = await asyncio.to_thread(_format_of_screened, content)
+        return content, screened, media
 
     async def apply(
         self,
@@ -336,8 +366,10 @@ class LibreOffice:
             AppCrashed: If the office dies or answers nonsense.
             AppTooLarge: If the file or the saved file is over ``max_size``.
         """
-        _catalog.check(commands)
-        content, _ = await self._screen(source, screened)
+        _catalog.check(commands, _EVERY_COMMAND)
+        _calc.check_formulas(commands)
+        content, _, media = await self._screen(source, screened)
+        _check_format(media, commands)
         who = (author or "").strip() or self.author
         reply = await _process.run(
             await self._runner(),
@@ -347,7 +379,8 @@ class LibreOffice:
             deadline=deadline,
             commands=commands,
             author=who,
-            output="out.docx",
+            output=f"out.{EXTENSIONS[media]}",
+            file_format=EXTENSIONS[media],
         )
         saved = reply.output or b""
         return Edited(
@@ -368,16 +401,17 @@ class LibreOffice:
         given file: ``comment.reply`` and ``changes.accept`` take these ids.
 
         Raises:
-            AppRefused: If the file is not a .docx, or the office can't open it.
+            AppRefused: If the file is not a .docx, .xlsx or .pptx, or the office can't open it.
             AppFailure: As :meth:`apply`.
         """
-        content, digest = await self._screen(source, screened)
+        content, digest, media = await self._screen(source, screened)
         reply = await _process.run(
             await self._runner(),
             "inspect",
             content,
             deadline=deadline,
             author=self.author,
+            file_format=EXTENSIONS[media],
             office=await self._pooled(),
         )
         return self._inspection(reply.result, digest, await self.about())
@@ -419,7 +453,7 @@ class LibreOffice:
         """Return the file as PDF, from the cache if this content was exported before.
 
         Raises:
-            AppRefused: If the file is not a .docx, or the office can't open it.
+            AppRefused: If the file is not a .docx, .xlsx or .pptx, or the office can't open it.
             AppFailure: As :meth:`apply`.
         """
         return (await self._export(await self._bytes(source), deadline)).pdf
@@ -438,13 +472,15 @@ class LibreOffice:
             self._pdfs.move_to_end(key)
             return cached
         # Screened only when no PDF is kept: a further page costs no screening.
-        if not screened:
-            await asyncio.to_thread(_fingerprint, content)
+        if screened:
+            media = await asyncio.to_thread(_format_of_screened, content)
+        else:
+            _, media = await asyncio.to_thread(_fingerprint, content)
         runner = await self._runner()
         # No await between this look and the registration: one export a content at a time.
         task = self._exporting.get(key)
         if task is None:
-            task = asyncio.create_task(self._exported(key, content, runner))
+            task = asyncio.create_task(self._exported(key, content, runner, EXTENSIONS[media]))
             task.add_done_callback(_retrieved)
             self._exporting[key] = task
         try:
@@ -456,7 +492,9 @@ class LibreOffice:
                 f"up to {self.export_deadline:g} s, so try again"
             ) from None
 
-    async def _exported(self, key: str, content: bytes, runner: _process.Runner) -> _Exported:
+    async def _exported(
+        self, key: str, content: bytes, runner: _process.Runner, file_format: str
+    ) -> _Exported:
         try:
             reply = await _process.run(
                 runner,
@@ -466,6 +504,7 @@ class LibreOffice:
                 deadline=self.export_deadline,
                 author=self.author,
                 output="out.pdf",
+                file_format=file_format,
             )
         finally:
             del self._exporting[key]
@@ -510,8 +549,18 @@ class LibreOffice:
         return await _rasterise(exported.pdf, page, dpi, deadline)
 
     async def commands(self, query: str = "") -> Sequence[CommandSpec]:
-        """Return the adapter's commands whose id or label contains ``query``, in any case."""
-        return _catalog.search(query)
+        """Return the adapter's commands whose id or label contains ``query``, in any case.
+
+        Writer's come first, then a workbook's (labelled ``Workbook:``) and a deck's
+        (``Deck:``); a batch may hold only the commands of its file's format.
+        """
+        wanted = query.lower()
+        return [
+            command.spec()
+            for catalog in CATALOGS.values()
+            for command in catalog.values()
+            if wanted in command.id.lower() or wanted in command.label.lower()
+        ]
 
 
 # ─── helpers ──────────────────────────────────────────────────────────────────
@@ -528,20 +577,50 @@ def _read_all(source: IO[bytes], limit: int) -> bytes:
     return source.read(limit + 1)
 
 
-def _fingerprint(content: bytes) -> str:
+def _fingerprint(content: bytes) -> tuple[str, str]:
+    sniffer = Sniffer()
     try:
-        return fingerprint(content)
+        return fingerprint(content, check=sniffer), sniffer.media_type()
     except UnsafeFile as error:
         if error.reason in _TOO_LARGE:
             raise AppTooLarge(str(error)) from error
-        raise AppRefused(f"not a .docx: {error}") from error
+        raise AppRefused(f"not a .docx, .xlsx or .pptx: {error}") from error
+
+
+def _format_of_screened(content: bytes) -> str:
+    # The file was screened already (its limits hold): only its two naming parts are read.
+    try:
+        with zipfile.ZipFile(io.BytesIO(content)) as package:
+            names = {name.casefold(): name for name in package.namelist()}
+            parts = [
+                package.read(names[name.casefold()])[: MAX_SNIFFED + 1]
+                if name.casefold() in names
+                else None
+                for name in (CONTENT_TYPES, RELATIONSHIPS)
+            ]
+        return media_type_of(parts[0] or b"", parts[1])
+    except (zipfile.BadZipFile, UnsafeFile) as error:
+        raise AppRefused(f"not a .docx, .xlsx or .pptx: {error}") from error
+
+
+def _check_format(media: str, commands: Sequence[AppCommand]) -> None:
+    """Refuse a batch that holds a command of another format than its file's."""
+    for index, step in enumerate(commands):
+        other = next(of for of, catalog in CATALOGS.items() if step.command in catalog)
+        if other != media:
+            raise AppRefused(
+                f"command {index} (`{step.command}`): a command for {kind_name(other)}, and "
+                f"the file is {kind_name(media)}"
+            )
 
 
 def _saved_fingerprint(content: bytes) -> str:
     try:
         return fingerprint(content)
     except UnsafeFile as error:
-        raise AppCrashed(f"libreoffice saved something that is not a .docx: {error}") from error
+        raise AppCrashed(
+            f"libreoffice saved something that is not a .docx, .xlsx or .pptx: {error}"
+        ) from error
 
 
 async def _output(

@@ -9,6 +9,7 @@ nothing and names the command at fault.
 """
 
 import json
+import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -19,9 +20,10 @@ from pydantic import JsonValue
 from artifactr.files.core.app_port import AppCommand, CommandSpec
 from artifactr.files.core.errors import AppRefused
 
-Kind = Literal["text", "string", "integer", "boolean", "strings", "id"]
+Kind = Literal["text", "string", "integer", "boolean", "strings", "id", "value", "rows"]
 """What a parameter holds: ``text`` is a non-empty string, ``string`` may be empty, ``integer``
-counts from 1, ``strings`` is a list of strings, ``id`` is an id from the inspection."""
+counts from 1, ``strings`` is a list of strings, ``id`` is an id from the inspection, ``value``
+is a cell's (a string, a number, a boolean or null), ``rows`` a list of rows of values."""
 
 _SCHEMA: Final[Mapping[Kind, dict[str, JsonValue]]] = {
     "text": {"type": "string", "minLength": 1},
@@ -30,6 +32,11 @@ _SCHEMA: Final[Mapping[Kind, dict[str, JsonValue]]] = {
     "boolean": {"type": "boolean"},
     "strings": {"type": "array", "items": {"type": "string"}},
     "id": {"type": ["string", "integer"], "minLength": 1, "minimum": 1},
+    "value": {"type": ["string", "number", "boolean", "null"]},
+    "rows": {
+        "type": "array",
+        "items": {"type": "array", "items": {"type": ["string", "number", "boolean", "null"]}},
+    },
 }
 
 _FORBIDDEN: Final = re.compile("[\x00-\x08\x0b-\x1f\ufffe\uffff]")
@@ -37,6 +44,9 @@ _FORBIDDEN: Final = re.compile("[\x00-\x08\x0b-\x1f\ufffe\uffff]")
 
 MAX_TEXT: Final = 100_000
 """The most characters one parameter may have."""
+
+MAX_CELLS: Final = 100_000
+"""The most cells one ``rows`` parameter may hold."""
 
 
 @dataclass(frozen=True)
@@ -239,20 +249,16 @@ COMMANDS: Final[Mapping[str, Command]] = {command.id: command for command in CAT
 """The commands by id."""
 
 
-def search(query: str) -> list[CommandSpec]:
-    """Return the commands whose id or label contains ``query``, in any case."""
-    wanted = query.lower()
-    return [c.spec() for c in CATALOG if wanted in c.id.lower() or wanted in c.label.lower()]
-
-
-def check(commands: Sequence[AppCommand]) -> None:
+def check(commands: Sequence[AppCommand], catalog: Mapping[str, Command] = COMMANDS) -> None:
     """Refuse a batch with an unknown command or a bad parameter, naming the command's index.
+
+    ``catalog`` is the commands of the file's format: Writer's unless given.
 
     Raises:
         AppRefused: ``command 2 (`table.setCell`): ...``.
     """
     for index, step in enumerate(commands):
-        command = COMMANDS.get(step.command)
+        command = catalog.get(step.command)
         if command is None:
             raise AppRefused(f"command {index} (`{step.command}`): unknown command")
         problem = _problem(command, step.params)
@@ -292,8 +298,22 @@ def _bad_value(kind: Kind, value: JsonValue) -> str | None:
             )
         case "id" if isinstance(value, int) and not isinstance(value, bool):
             return None if value >= 1 else "must be an id from the inspection"
+        case "value" if value is None or isinstance(value, int | float):
+            ok = isinstance(value, bool) or value is None or math.isfinite(value)
+            return None if ok else "must be a finite number"
+        case "rows":
+            return _bad_rows(value)
         case _:
             return _bad_text(value, empty=kind == "string")
+
+
+def _bad_rows(value: JsonValue) -> str | None:
+    if not isinstance(value, list) or not all(isinstance(row, list) for row in value):
+        return "must be a list of rows, each a list of values"
+    cells = [cell for row in value if isinstance(row, list) for cell in row]
+    if len(cells) > MAX_CELLS:
+        return f"holds more than {MAX_CELLS} cells"
+    return next((problem for cell in cells if (problem := _bad_value("value", cell))), None)
 
 
 def _bad_text(value: JsonValue, *, empty: bool) -> str | None:

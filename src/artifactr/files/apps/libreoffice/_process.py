@@ -106,12 +106,16 @@ async def run(
     author: str = "",
     output: str | None = None,
     office: "Office | None" = None,
+    file_format: str = "docx",
 ) -> Reply:
     """Run one job; return the driver's result, and the file named ``output`` it wrote.
 
     The job runs on ``office`` if given (one a pool started ahead, waiting for its job), else on
     one started now; either way that office sees this one document and is then killed with its
     group.
+
+    ``file_format`` (``docx``, ``xlsx`` or ``pptx``) names the jobs the driver runs, and the
+    file's extension in the job's directory.
 
     Raises:
         AppRefused: If the driver refuses (the file can't be opened, a command can't be done).
@@ -122,13 +126,14 @@ async def run(
     job: dict[str, JsonValue] = {
         "op": op,
         "author": author,
-        "source": SOURCE,
+        "source": f"in.{file_format}",
+        "format": file_format,
         "commands": [{"command": c.command, "params": dict(c.params)} for c in commands],
     }
     if office is None:
         office = await start(runner)
     try:
-        await asyncio.to_thread((office.directory / SOURCE).write_bytes, source)
+        await asyncio.to_thread((office.directory / f"in.{file_format}").write_bytes, source)
         try:
             async with asyncio.timeout(deadline):
                 result = await _answer(office, job)

@@ -11,7 +11,9 @@ has the line, or at the deadline.
 
 Jobs: ``inspect`` (outline, text, review, pages; ``writer_inspect.py``), ``apply`` (a batch of
 commands, saved to ``out.docx`` only if every one succeeds; ``writer_apply.py``) and ``pdf``
-(``out.pdf`` and its page count; ``export.py``).
+(``out.pdf`` and its page count; ``export.py``). A workbook's jobs (``"format": "xlsx"``) are
+``calc_inspect.py`` and ``calc_apply.py`` (saved as ``out.xlsx``), a deck's (``"pptx"``)
+``impress_inspect.py`` and ``impress_apply.py`` (``out.pptx``).
 """
 
 import json
@@ -19,13 +21,28 @@ import os
 import sys
 import traceback
 
+import calc_apply
+import calc_inspect
 import export
+import impress_apply
+import impress_inspect
 import writer_apply
 import writer_inspect
 from desktop import Refused, author, message, start
 
 JOBS = {"inspect": writer_inspect.run, "apply": writer_apply.run, "pdf": export.run}
 """What runs each job, by its ``op``."""
+
+FORMATS = {
+    "xlsx": {"inspect": calc_inspect.run, "apply": calc_apply.run, "pdf": calc_inspect.pdf},
+    "pptx": {
+        "inspect": impress_inspect.run,
+        "apply": impress_apply.run,
+        "pdf": impress_inspect.pdf,
+    },
+}
+"""The jobs on a workbook and on a deck (``calc_*.py``, ``impress_*.py``), by the job's
+``format``; a Writer document's are :data:`JOBS`."""
 
 
 def main():
@@ -38,7 +55,8 @@ def main():
         # The job itself comes on stdin once the office answers: a pool starts offices ahead.
         job.update(json.loads(sys.stdin.readline() or "{}"))
         author(context, job["author"])
-        reply = {"ok": True, "result": JOBS[job["op"]](job, directory, context, desktop)}
+        jobs = FORMATS.get(job.get("format", "docx"), JOBS)
+        reply = {"ok": True, "result": jobs[job["op"]](job, directory, context, desktop)}
     except Refused as refusal:
         reply = {"ok": False, "kind": "refused", "reason": str(refusal)}
     except Exception as error:

@@ -1,0 +1,224 @@
+"""The apply job on a deck: run a batch of Impress commands, save ``out.pptx``.
+
+Every command runs in order; the deck is saved only if each succeeds, then read back as the
+inspect job reads it. Slides are numbered from 1 in the order the batch has made so far. The
+office has no call that moves a slide, so the batch keeps the slides' order itself and the saved
+package's slide list (``ppt/presentation.xml``) is written in that order; every other command
+acts on the office's own slides.
+"""
+
+import io
+import os
+import re
+import time
+import zipfile
+
+import uno
+from desktop import Refused, prop, source, url
+from impress_inspect import NOTES, PLACEHOLDERS, TITLE, inspect, load, shapes, slides
+from kinds import run_batch
+
+LAYOUTS = {
+    "title": 0,
+    "title-content": 1,
+    "two-content": 3,
+    "title-only": 19,
+    "blank": 20,
+}
+"""The layouts a new slide may take, as com.sun.star.presentation's AutoLayout numbers."""
+
+SLIDE_LIST = re.compile(rb"(<p:sldIdLst>)(.*?)(</p:sldIdLst>)", re.S)
+SLIDE_ID = re.compile(rb"<p:sldId\b[^>]*/>")
+
+
+class Deck:
+    """A batch's state: the deck, and its slides in the order the batch has made."""
+
+    def __init__(self, document, author):
+        self.document = document
+        self.author = author
+        self.order = slides(document)
+
+    def slide(self, params, name="slide"):
+        """Return the slide a command names by its number, or refuse."""
+        number = params[name]
+        if number > len(self.order):
+            raise Refused(f"no slide {number}: the deck has {len(self.order)}")
+        return self.order[number - 1]
+
+
+def insert_slide(deck, params):
+    """Insert a slide with a layout at a position (default last)."""
+    layout = params.get("layout", "title-content")
+    if layout not in LAYOUTS:
+        raise Refused(f"no layout `{layout}`; the layouts are: {', '.join(LAYOUTS)}")
+    position = min(params.get("position", len(deck.order) + 1), len(deck.order) + 1)
+    pages = deck.document.getDrawPages()
+    slide = pages.insertNewByIndex(pages.getCount() - 1)
+    slide.Layout = LAYOUTS[layout]
+    deck.order.insert(position - 1, slide)
+    if "title" in params:
+        set_title(deck, {"slide": position, "text": params["title"]})
+    return {"slide": position}
+
+
+def duplicate_slide(deck, params):
+    """Duplicate a slide; the copy follows it."""
+    slide = deck.slide(params)
+    copy = deck.document.duplicate(slide)
+    deck.order.insert(params["slide"], copy)
+    return {"slide": params["slide"] + 1}
+
+
+def delete_slide(deck, params):
+    """Delete a slide; never the last one."""
+    slide = deck.slide(params)
+    if len(deck.order) == 1:
+        raise Refused("a deck keeps at least one slide")
+    deck.document.getDrawPages().remove(slide)
+    del deck.order[params["slide"] - 1]
+    return {}
+
+
+def move_slide(deck, params):
+    """Move a slide to a position."""
+    slide = deck.slide(params)
+    to = params["to"]
+    if to > len(deck.order):
+        raise Refused(f"no position {to}: the deck has {len(deck.order)} slides")
+    del deck.order[params["slide"] - 1]
+    deck.order.insert(to - 1, slide)
+    return {}
+
+
+def title_shape(slide):
+    """Return a slide's title placeholder, or None."""
+    return next((shape for shape in shapes(slide) if shape.ShapeType == TITLE), None)
+
+
+def set_title(deck, params):
+    """Set a slide's title."""
+    shape = title_shape(deck.slide(params))
+    if shape is None:
+        raise Refused(f"slide {params['slide']} has no title placeholder (its layout has none)")
+    shape.setString(params["text"])
+    return {}
+
+
+def set_text(deck, params):
+    """Set the text of a slide's text placeholder (the body, a subtitle), by its number."""
+    found = [shape for shape in shapes(deck.slide(params)) if shape.ShapeType in PLACEHOLDERS]
+    wanted = params.get("placeholder", 1)
+    if wanted > len(found):
+        raise Refused(
+            f"slide {params['slide']} has {len(found)} text placeholders besides its title"
+        )
+    found[wanted - 1].setString(params["text"])
+    return {}
+
+
+def replace_in(shape, find, replace, case):
+    """Replace a text in a shape's text portions; return how many were replaced."""
+    if not shape.supportsService("com.sun.star.drawing.Text"):
+        return 0
+    count = 0
+    paragraphs = shape.getText().createEnumeration()
+    while paragraphs.hasMoreElements():
+        portions = paragraphs.nextElement().createEnumeration()
+        while portions.hasMoreElements():
+            portion = portions.nextElement()
+            text = portion.getString()
+            pattern = re.compile(re.escape(find), 0 if case else re.I)
+            replaced, times = pattern.subn(lambda _match: replace, text)
+            if times:
+                portion.setString(replaced)
+                count += times
+    return count
+
+
+def replace_all(deck, params):
+    """Replace a text everywhere on one slide, or on every slide (notes included)."""
+    chosen = [deck.slide(params)] if "slide" in params else deck.order
+    count = 0
+    for slide in chosen:
+        for shape in [*shapes(slide), *shapes(slide.getNotesPage())]:
+            count += replace_in(shape, params["find"], params["replace"], params.get("matchCase"))
+    return {"replaced": count}
+
+
+def set_notes(deck, params):
+    """Set a slide's speaker notes."""
+    page = deck.slide(params).getNotesPage()
+    for index in range(page.getCount()):
+        shape = page.getByIndex(index)
+        if shape.ShapeType == NOTES:
+            shape.setString(params["text"])
+            return {}
+    raise Refused(f"slide {params['slide']}'s notes page has no place for notes")
+
+
+def add_comment(deck, params):
+    """Add a comment on a slide, by the batch's author, now."""
+    note = deck.slide(params).createAndInsertAnnotation()
+    note.TextRange.setString(params["text"])
+    note.Author = deck.author
+    now = time.gmtime()
+    stamp = uno.createUnoStruct("com.sun.star.util.DateTime")
+    stamp.Year, stamp.Month, stamp.Day = now.tm_year, now.tm_mon, now.tm_mday
+    stamp.Hours, stamp.Minutes, stamp.Seconds = now.tm_hour, now.tm_min, now.tm_sec
+    note.DateTime = stamp
+    return {}
+
+
+COMMANDS = {
+    "slide.insert": insert_slide,
+    "slide.duplicate": duplicate_slide,
+    "slide.delete": delete_slide,
+    "slide.move": move_slide,
+    "slide.setTitle": set_title,
+    "slide.setText": set_text,
+    "slides.replaceAll": replace_all,
+    "slide.setNotes": set_notes,
+    "slide.addComment": add_comment,
+}
+"""What runs each command of the adapter's Impress catalog."""
+
+
+def reorder(path, order):
+    """Rewrite a saved deck's slide list so slide ``i`` is the office's slide ``order[i]``."""
+    with zipfile.ZipFile(path) as package:
+        parts = [(info, package.read(info.filename)) for info in package.infolist()]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+        for info, data in parts:
+            if info.filename == "ppt/presentation.xml":
+                data = SLIDE_LIST.sub(
+                    lambda found: (
+                        found.group(1)
+                        + b"".join(SLIDE_ID.findall(found.group(2))[index] for index in order)
+                        + found.group(3)
+                    ),
+                    data,
+                    count=1,
+                )
+            package.writestr(info, data)
+    with open(path, "wb") as saved:
+        saved.write(out.getvalue())
+
+
+def run(job, directory, _context, desktop):
+    """The apply job: run the batch, save ``out.pptx`` in the batch's order, read it back."""
+    document = load(desktop, source(job, directory))
+    deck = Deck(document, job["author"])
+    results = run_batch(COMMANDS, deck, job["commands"])
+    office = slides(document)
+    order = [next(i for i, slide in enumerate(office) if slide == wanted) for wanted in deck.order]
+    saved = os.path.join(directory, "out.pptx")
+    document.storeToURL(url(saved), (prop("FilterName", "Impress MS PowerPoint 2007 XML"),))
+    # Not closed: closing a deck that gained a comment crashes LibreOffice 7.4; the job's end
+    # kills the office anyway.
+    if order != sorted(order):
+        reorder(saved, order)
+    result = inspect(load(desktop, saved))
+    result["results"] = results
+    return result

@@ -39,6 +39,7 @@ import base64
 import hashlib
 import hmac
 import json
+import re
 import secrets
 import zlib
 from collections.abc import (
@@ -162,6 +163,16 @@ EditorLinks = Callable[[Workspace, str, NativeFile], Awaitable[Sequence[EditorLi
 """Returns the editor buttons for a file (its id and head manifest) and the workspace's actor."""
 
 
+def _headers(form_origins: Sequence[str]) -> dict[str, str]:
+    """Return the page's headers, its CSP letting forms post to ``form_origins`` too."""
+    for origin in form_origins:
+        if not re.fullmatch(r"https?://[A-Za-z0-9.\-\[\]:]+", origin):
+            raise ValueError(f"{origin!r} is not an origin (scheme://host[:port])")
+    extra = "".join(f" {origin}" for origin in form_origins)
+    policy = CONTENT_SECURITY_POLICY.replace("form-action 'self'", f"form-action 'self'{extra}")
+    return {**_HEADERS, "Content-Security-Policy": policy}
+
+
 def _size(size: int) -> str:
     if size < 1024:
         return f"{size} bytes"
@@ -250,6 +261,7 @@ def portal_router(
     clock: Callable[[], datetime] = utc_now,
     time_zone: tzinfo = UTC,
     secret: bytes | None = None,
+    form_origins: Sequence[str] = (),
 ) -> APIRouter:
     """Return the portal's routes, under ``/portal``: the pages people use.
 
@@ -266,8 +278,11 @@ def portal_router(
         time_zone: The zone exact times are said in.
         secret: Signs the notice a form's redirect carries; a random one if None, so processes
             that share the page's traffic must share one.
+        form_origins: Other origins its forms may post to (a WOPI editor's, which an
+            ``editor_links`` form opens in a new tab); its own only if empty.
     """
     router = APIRouter(prefix="/portal", include_in_schema=False, route_class=_PortalRoute)
+    headers = _headers(form_origins)
     names = {f"user:{person.id}": person.name for person in people}
     key = secret or secrets.token_bytes(32)
     stylesheet_text = (
@@ -331,7 +346,7 @@ def portal_router(
         said = full["said"]
         full["refresh"] = said.refresh if isinstance(said, _Said) else ""
         response = templates.TemplateResponse(
-            request, template, full, status_code=status, headers=_HEADERS
+            request, template, full, status_code=status, headers=headers
         )
         if NOTICE_COOKIE in request.cookies:
             response.delete_cookie(NOTICE_COOKIE, path="/portal")
@@ -443,7 +458,7 @@ def portal_router(
 
     @router.get("/portal.css", name="portal_stylesheet")
     async def stylesheet() -> Response:
-        return Response(stylesheet_text, media_type="text/css", headers=_HEADERS)
+        return Response(stylesheet_text, media_type="text/css", headers=headers)
 
     @router.get("", name="portal_home")
     async def home(request: Request) -> Response:

@@ -53,6 +53,7 @@ from artifactr.files.core.errors import AppRefused
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.core.manifests import DOCX, WordDocument
 from artifactr.files.fastapi.capability import Capabilities
+from artifactr.files.fastapi.editor_buttons import DavLinks, editor_buttons, editor_origins
 from artifactr.files.fastapi.portal import PERSON_COOKIE, Person, portal_router
 from artifactr.files.fastapi.router import files_router
 from artifactr.files.fastapi.webdav import file_link, webdav_router
@@ -337,6 +338,10 @@ def create_app(
             people=PEOPLE,
             workspace_ids=[WORKSPACE],
             clock=clock,
+            editor_links=editor_buttons(
+                files, base_url=base_url, wopi=wopi, dav=DavLinks(base_url, links)
+            ),
+            form_origins=editor_origins([discovery] if discovery else []),
         )
     )
 

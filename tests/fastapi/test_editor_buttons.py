@@ -3,7 +3,7 @@
 import httpx2
 import pytest
 from artifactr import AgentActor, UserActor
-from fastapi import FastAPI
+from fastapi import APIRouter, FastAPI
 
 from artifactr.files.fastapi.capability import Capabilities
 from artifactr.files.fastapi.editor_buttons import DavLinks, editor_buttons, editor_origins
@@ -24,6 +24,17 @@ DISCOVERY = b"""<?xml version="1.0" encoding="utf-8"?>
 
 async def fetch(url: str) -> bytes:
     return DISCOVERY
+
+
+def portal(api: Api, origin: str) -> APIRouter:
+    return portal_router(
+        api.files,
+        api.workspaces,
+        resolve_actor=resolve_actor,
+        people=[],
+        workspace_ids=["w1"],
+        form_origins=[origin],
+    )
 
 
 async def test_a_person_gets_the_browser_editor_and_the_desktop_links(api: Api) -> None:
@@ -75,40 +86,15 @@ def test_an_editor_s_origin_is_allowed_to_receive_the_portal_s_forms(api: Api) -
     assert editor_origins(
         ["https://cool.test/hosting/discovery", "https://cool.test/other", "ftp://x/y", "nothing"]
     ) == ["https://cool.test"]
-    router = portal_router(
-        api.files,
-        api.workspaces,
-        resolve_actor=resolve_actor,
-        people=[],
-        workspace_ids=["w1"],
-        form_origins=["https://cool.test"],
-        editor_links=None,
-    )
-    assert router.prefix == "/portal"
+    assert portal(api, "https://cool.test").prefix == "/portal"
     with pytest.raises(ValueError, match="is not an origin"):
-        portal_router(
-            api.files,
-            api.workspaces,
-            resolve_actor=resolve_actor,
-            people=[],
-            workspace_ids=["w1"],
-            form_origins=["https://cool.test/path; script-src *"],
-        )
+        portal(api, "https://cool.test/path; script-src *")
     assert EditorLink(label="x", url="y").method == "get"
 
 
 async def test_the_portal_s_csp_lets_forms_post_to_the_editor_s_origin_only(api: Api) -> None:
     app = FastAPI()
-    app.include_router(
-        portal_router(
-            api.files,
-            api.workspaces,
-            resolve_actor=resolve_actor,
-            people=[],
-            workspace_ids=["w1"],
-            form_origins=["https://cool.test"],
-        )
-    )
+    app.include_router(portal(api, "https://cool.test"))
     async with httpx2.AsyncClient(
         transport=httpx2.ASGITransport(app=app), base_url="http://files.test"
     ) as client:

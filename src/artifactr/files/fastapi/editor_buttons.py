@@ -18,15 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from artifactr.core import Forbidden, UserActor
-from artifactr.workspace import Access, Workspace
+from artifactr.core import UserActor
+from artifactr.workspace import Workspace
 
-from artifactr.files.core.leases import EDIT_ACTION
 from artifactr.files.core.manifests import NativeFile
 from artifactr.files.fastapi.capability import Capabilities
 from artifactr.files.fastapi.portal import EditorLink, EditorLinks
 from artifactr.files.fastapi.webdav import file_link, office_links
-from artifactr.files.fastapi.wopi import WopiSettings, editor_launch
+from artifactr.files.fastapi.wopi import WopiSettings, editor_launch, may_write
 from artifactr.files.native import NativeFiles
 
 
@@ -75,7 +74,7 @@ def editor_buttons(
                 )
         if dav is not None:
             url = file_link(dav.base_url, dav.capabilities, ws, artifact_id, manifest.name)
-            links = office_links(url, may_edit=await _may_edit(files, ws, artifact_id))
+            links = office_links(url, may_edit=await may_write(files, ws, artifact_id))
             verb = "Open" if links.editing else "Open read-only"
             found.append(EditorLink(label=f"{verb} in Word", url=links.word))
             found.append(EditorLink(label=f"{verb} in LibreOffice", url=links.libreoffice))
@@ -93,13 +92,3 @@ def editor_origins(urls: Sequence[str]) -> list[str]:
         if parts.scheme in {"http", "https"} and parts.netloc and origin not in origins:
             origins.append(origin)
     return origins
-
-
-async def _may_edit(files: NativeFiles, ws: Workspace, artifact_id: str) -> bool:
-    if not await files.enabled(ws):
-        return False
-    try:
-        await ws.check(Access(action=EDIT_ACTION, artifact_id=artifact_id))
-    except Forbidden:
-        return False
-    return True

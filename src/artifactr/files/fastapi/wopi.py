@@ -172,7 +172,7 @@ async def editor_launch(
         return None
     discovery = await settings.discovery.get()
     await files.manifest(ws, artifact_id)
-    action = "edit" if await _may_write(files, ws, artifact_id) else "view"
+    action = "edit" if await may_write(files, ws, artifact_id) else "view"
     url = discovery.action_url(action) or discovery.action_url("view")
     if url is None:
         return None
@@ -200,7 +200,8 @@ def _mint(settings: WopiSettings, ws: Workspace, artifact_id: str) -> AccessToke
     )
 
 
-async def _may_write(files: NativeFiles, ws: Workspace, artifact_id: str) -> bool:
+async def may_write(files: NativeFiles, ws: Workspace, artifact_id: str) -> bool:
+    """Return whether the handle's actor may edit the file here: the app on, and edit allowed."""
     if not await files.enabled(ws):
         return False
     try:
@@ -317,7 +318,7 @@ def wopi_router(files: NativeFiles, workspaces: Workspaces, settings: WopiSettin
         async def work() -> Response:
             ws, grant = await opened(request, file_id, access_token)
             version, head = await files.manifest(ws, file_id)
-            writable = await _may_write(files, ws, file_id)
+            writable = await may_write(files, ws, file_id)
             return JSONResponse(_file_info(settings, ws, grant, version, head, writable))
 
         return await _answered(work)

@@ -44,7 +44,6 @@ from xml.etree import ElementTree
 
 import anyio
 
-import fidelity_sheets
 from artifactr.files.apps.libreoffice import LibreOffice
 from artifactr.files.apps.wordcraft import Subprocess
 from artifactr.files.core.app_port import EDIT_DEADLINE, App, AppCommand, Inspection
@@ -364,6 +363,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     edit = None
     if args.app == "libreoffice":
         app, edit = LibreOffice(), LIBREOFFICE_EDIT
+        if str(ROOT) not in sys.path:
+            sys.path.insert(0, str(ROOT))  # run as a script: the project's root is not on the path
+        from scripts import fidelity_sheets
+
         sheets = fidelity_sheets.files_in(args.paths or [])
         if sheets:
             rows_of_sheets = anyio.run(fidelity_sheets.report, sheets, args.jobs, args.deadline)

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from artifactr.files import DOCX
+from artifactr.files import DOCX, PPTX, XLSX
 from tests.fastapi.conftest import build_app
 from tests.world import world_in_memory
 
@@ -88,8 +88,9 @@ def test_uploads_and_check_ins_take_the_files_bytes_as_their_body() -> None:
     binary = {"schema": {"format": "binary", "type": "string"}}
     for body in bodies.values():
         content = body["content"]
-        assert set(content) == {DOCX, "application/octet-stream", "multipart/form-data"}
-        assert content[DOCX] == content["application/octet-stream"] == binary
+        assert set(content) == {DOCX, XLSX, PPTX, "application/octet-stream", "multipart/form-data"}
+        assert content[DOCX] == content[XLSX] == content[PPTX] == binary
+        assert content["application/octet-stream"] == binary
         form = content["multipart/form-data"]["schema"]
         assert form["required"] == ["file"]
         assert {"format": "binary", "type": "string"}.items() <= form["properties"]["file"].items()

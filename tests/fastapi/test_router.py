@@ -1147,7 +1147,8 @@ class LazyDocx:
         sink = Sink()
         block = bytes(range(256)) * (MIB // 256)
         with zipfile.ZipFile(sink, "w", zipfile.ZIP_STORED) as archive:
-            archive.writestr("[Content_Types].xml", build_docx_types())
+            for name, data in docx_frame().items():
+                archive.writestr(name, data)
             with archive.open("word/media/big.bin", "w") as part:
                 for _ in range(self.size // MIB):
                     part.write(block)
@@ -1159,9 +1160,13 @@ class LazyDocx:
         return chunk
 
 
-def build_docx_types() -> bytes:
+def docx_frame() -> dict[str, bytes]:
+    """Return what names a package a Word document: its content types and its main part."""
     with zipfile.ZipFile(io.BytesIO(build_docx())) as small:
-        return small.read("[Content_Types].xml")
+        return {
+            name: small.read(name)
+            for name in ("[Content_Types].xml", "_rels/.rels", "word/document.xml")
+        }
 
 
 class StreamingApp:

@@ -6,12 +6,12 @@ import pytest
 from artifactr.core import ValidationFailed
 
 from artifactr.files import DOCX, XLSX, AppRefused, Spreadsheet, UnsafeFile, WordDocument
-from tests.native.conftest import Env, chunks, make_env, sample_docx
+from tests.native.conftest import World, chunks, make_env, sample_docx
 from tests.sheets import XLSX_MAIN, build_xlsx, with_main_type, with_vba
 
 
 async def test_a_workbook_is_no_native_kind_where_the_service_holds_only_documents(
-    memory_env: Env,
+    memory_env: World,
 ) -> None:
     with pytest.raises(ValidationFailed, match=r"an Excel workbook \(.xlsx\), which is not"):
         await memory_env.files.upload(await memory_env.ws(), "budget.docx", chunks(build_xlsx()))
@@ -38,13 +38,13 @@ async def test_the_content_decides_the_kind_whatever_the_name_or_type_claims(
         ),
     ],
 )
-async def test_a_macro_enabled_workbook_is_refused_unstored(memory_env: Env, data: bytes) -> None:
+async def test_a_macro_enabled_workbook_is_refused_unstored(memory_env: World, data: bytes) -> None:
     with pytest.raises(UnsafeFile) as refused:
         await memory_env.files.upload(await memory_env.ws(), "budget.xlsx", chunks(data))
     assert refused.value.reason == "macro_enabled"
 
 
-async def test_a_workbook_checked_in_over_a_document_is_refused(memory_env: Env) -> None:
+async def test_a_workbook_checked_in_over_a_document_is_refused(memory_env: World) -> None:
     artifact_id = await memory_env.upload(sample_docx())
     ws = await memory_env.ws()
     checkout = await memory_env.files.check_out(ws, artifact_id)

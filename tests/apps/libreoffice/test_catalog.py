@@ -204,8 +204,14 @@ def test_only_the_group_s_live_processes_are_alive(
             (tmp_path / name).mkdir()
             if stat is not None:
                 (tmp_path / name / "stat").write_text(stat + " 0 -1\n")
+        # A sandbox's own session is the job's too when its command line names the job.
+        (tmp_path / "106").mkdir()
+        (tmp_path / "106" / "stat").write_text("106 (soffice.bin) S 1 9 9 0 -1\n")
+        (tmp_path / "106" / "cmdline").write_bytes(b"soffice.bin\x00-env:file:///jobs/lo-1\x00")
         monkeypatch.setattr(_process, "PROC", tmp_path)
         assert sorted(_process._alive(group)) == [102, 103]
+        # 105's command line can't be read (it is gone): it names nothing.
+        assert sorted(_process._alive(group, "/jobs/lo-1")) == [102, 103, 106]
     finally:
         leader.kill()
         leader.wait()

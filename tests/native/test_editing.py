@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from artifactr.files import WordDocument
+from artifactr.files.core.checkouts import Checkout, holder_of
 from artifactr.files.core.errors import FileTooLarge, NotEnabled, UnsafeFile
 from artifactr.files.core.integrations import integration_gate
 from artifactr.files.core.leases import ArtifactBusy
@@ -620,3 +621,47 @@ async def test_an_editor_that_reloaded_the_head_saves_on_it_in_the_same_session(
     # The editor reloads version 2 and says so: its save is on the head.
     fresh = await env.files.save(ws, artifact_id, chunks(edited(data, b"New")), lock="L1", loaded=2)
     assert (fresh.status, fresh.version) == ("applied", 3)
+
+
+async def test_a_lock_refused_while_the_winner_writes_its_record_names_the_winner_s_lock(
+    memory_env: World,
+) -> None:
+    env = memory_env
+    artifact_id = await env.upload()
+    ws = await env.ws(BOB)
+    version, head = await env.files.manifest(ws, artifact_id)
+    # Another session took the lease an instant ago and writes its record a moment later.
+    holder = holder_of("co_winner", ALICE)
+    assert await env.leases.acquire(env.scope, artifact_id, holder, EDITOR_TTL) is not None
+    record = Checkout(
+        id="co_winner",
+        artifact_id=artifact_id,
+        base_version=version,
+        base_sha256=head.content.sha256,
+        actor=ALICE,
+        expires_at=env.clock.now + EDITOR_TTL,
+        lock="from-a",
+    )
+
+    async def written_later() -> None:
+        await asyncio.sleep(0.05)
+        await env.checkouts.add(env.scope, record)
+
+    writing = asyncio.create_task(written_later())
+    with pytest.raises(LockMismatch) as refused:
+        await env.files.lock(ws, artifact_id, lock="from-b")
+    await writing
+    assert refused.value.lock == "from-a"
+
+
+async def test_a_check_out_lease_whose_record_never_comes_is_busy_without_a_lock(
+    memory_env: World,
+) -> None:
+    env = memory_env
+    artifact_id = await env.upload()
+    holder = holder_of("co_lost", ALICE)
+    assert await env.leases.acquire(env.scope, artifact_id, holder, EDITOR_TTL) is not None
+    with pytest.raises(ArtifactBusy) as refused:
+        await env.files.lock(await env.ws(BOB), artifact_id, lock="from-b")
+    assert not isinstance(refused.value, LockMismatch)
+    assert refused.value.details()["holder"] == holder

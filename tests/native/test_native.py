@@ -863,7 +863,7 @@ async def test_a_stale_check_in_proposes_against_whatever_head_it_finds(
     async def someone_commits_after_the_second_read(*args: Any) -> Any:
         read = await manifest(*args)
         reads.append(read[0])
-        if len(reads) == 2:  # the proposal's read: the head moves under it
+        if len(reads) == 3:  # the proposal's first read: the head moves under it
             alice = await env.ws()
             await alice.commit(
                 EditArtifact(
@@ -877,7 +877,7 @@ async def test_a_stale_check_in_proposes_against_whatever_head_it_finds(
     monkeypatch.setattr(env.files, "manifest", someone_commits_after_the_second_read)
     result = await env.files.check_in(bob, checkout.id, chunks(edited_body(data)))
     assert (result.status, result.version) == ("proposed", 2)
-    assert reads == [1, 1, 2]
+    assert reads == [1, 1, 1, 2]  # decided, held, proposed against 1 (too late), then 2
 
 
 async def test_a_stale_check_in_that_finds_the_head_equal_to_it_is_unchanged(

@@ -54,6 +54,12 @@ EDITOR_TTL: Final = timedelta(minutes=30)
 MAX_LOCK: Final = 1024
 """The most characters a lock string may have (WOPI's extended lock length)."""
 
+RECORD_WAITS: Final = 50
+"""How often a refusal looks again for the record of a check-out whose lease it found."""
+
+RECORD_WAIT: Final = 0.02
+"""Seconds between those looks: a second in all, far more than a record's write takes."""
+
 CHECKOUT_PREFIX: Final = "checkout:"
 """How a check-out's lease holder begins."""
 
@@ -308,8 +314,18 @@ class Editing(CheckIn):
     async def _busy(
         self, scope: Scope, artifact_id: str, lease: ArtifactLease | None
     ) -> ArtifactBusy:
-        """Return the refusal for a lock the file's holder refused: with its lock, if it has one."""
+        """Return the refusal for a lock the file's holder refused: with its lock, if it has one.
+
+        A session that has just taken the lease writes its record a moment later: a check-out's
+        holder whose record isn't there yet is looked for again, briefly, so the refusal names
+        the lock that won rather than none.
+        """
         held, record = await self._holding(scope, artifact_id)
+        for _ in range(RECORD_WAITS):
+            if record is not None or held is None or not held.holder.startswith(CHECKOUT_PREFIX):
+                break
+            await asyncio.sleep(RECORD_WAIT)
+            held, record = await self._holding(scope, artifact_id)
         if record is not None and record.lock is not None:
             return LockMismatch(artifact_id, held, record.lock)
         return ArtifactBusy(artifact_id, held or lease)

@@ -397,12 +397,12 @@ async def template(runner: Runner, deadline: float) -> Path | None:
     except OSError:
         process = None
     if process is not None:
-        try:
+        with suppress(TimeoutError):
             async with asyncio.timeout(deadline):
                 status = await process.wait()
-        except TimeoutError:
-            _kill_group(process.pid)
-            await process.wait()
+        # The launcher's exit is not the office's: nothing of it may still write the profile
+        # when a job copies it, so its whole group is gone first, as a job's is.
+        await stop(process, runner.grace, "libreoffice", str(directory))
     if status != 0 or not (profile / "user").is_dir():
         await asyncio.to_thread(shutil.rmtree, directory, True)
         return None

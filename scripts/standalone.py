@@ -29,7 +29,7 @@ UV = os.environ.get("UV") or shutil.which("uv") or str(Path.home() / ".local" / 
 BARE: Final = """
 import artifactr.files
 from artifactr.files import FakeApp, NativeFiles, WordDocument, fingerprint, integration_gate
-extras = [("SqlBlobs", "[sqlite]"), ("files_router", "[fastapi]"), ("Worker", "[worker]")]
+extras = [("SqlBlobs", "[sqlite]"), ("files_router", "[fastapi]"), ("Subprocess", "[worker]")]
 for name, extra in extras:
     try:
         getattr(artifactr.files, name)

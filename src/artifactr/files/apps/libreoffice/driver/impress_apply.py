@@ -15,7 +15,7 @@ import zipfile
 
 import uno
 from desktop import Refused, prop, source, url
-from impress_inspect import NOTES, PLACEHOLDERS, TITLE, inspect, load, shapes, slides
+from impress_inspect import NOTES, PLACEHOLDERS, TITLE, has_text, inspect, load, shapes, slides
 from kinds import run_batch
 
 LAYOUTS = {
@@ -119,7 +119,7 @@ def set_text(deck, params):
 
 def replace_in(shape, find, replace, case):
     """Replace a text in a shape's text portions; return how many were replaced."""
-    if not shape.supportsService("com.sun.star.drawing.Text"):
+    if not has_text(shape):
         return 0
     count = 0
     paragraphs = shape.getText().createEnumeration()

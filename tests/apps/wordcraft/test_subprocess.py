@@ -28,7 +28,8 @@ from artifactr.files.apps.wordcraft import Limits, Subprocess, WordCraftSubproce
 from artifactr.files.core.app_port import About, AppCommand, Edited, Inspection
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge, UnsafeFile
 from artifactr.files.core.fingerprint import fingerprint
-from tests.apps.wordcraft.conftest import STANDIN, MakeStandin, alive, recorded
+from tests.apps.wordcraft.conftest import STANDIN, MakeStandin, recorded
+from tests.pids import alive
 
 FIDELITY_FILES = {"mammoth-comments.docx", "pydocx-having-images.docx", "mammoth-tables.docx"}
 """Corpus files with comments, pictures and tables, for the fidelity report's test."""

@@ -170,9 +170,10 @@ def test_every_import_of_the_package_runs_inward(name: str, path: Path) -> None:
     assert outward == [], "an import runs outward or up to the facade"
 
 
-SHARED_BY_APPS: Final = {"apps", "apps.jobs"}
+SHARED_BY_APPS: Final = {"apps", "apps.jobs", "apps.processes"}
 """What every app may import within ``apps``: the App port as jobs, which the adapters that run
-a call as one job (WordCraft's ``Subprocess`` and the ``Worker`` client) share."""
+a call as one job (WordCraft's ``Subprocess`` and the ``Worker`` client) share, and the reaping
+of a job's process group, which WordCraft's and LibreOffice's processes share."""
 
 
 @pytest.mark.parametrize(("name", "path"), modules(), ids=lambda v: str(v))

@@ -29,8 +29,9 @@ import uvicorn
 from worker.artifactr_files_worker import Settings, create_app
 
 from artifactr.files.apps.worker import Worker
-from tests.apps.wordcraft.conftest import STANDIN, alive, recorded, report_document, saved
+from tests.apps.wordcraft.conftest import STANDIN, recorded, report_document, saved
 from tests.office import need_office
+from tests.pids import alive
 
 QUICK = Path(__file__).with_name("quick.py")
 """The quick stand-in."""

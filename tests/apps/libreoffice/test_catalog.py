@@ -11,18 +11,18 @@ import logging
 import math
 import os
 import re
-import signal
 import stat
-import subprocess
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from artifactr.files import AppCommand
+from artifactr.files.apps import processes
 from artifactr.files.apps.libreoffice import CATALOG, LibreOffice, _process, available
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 from tests import hostile
+from tests.pids import kill
 
 NOWHERE = "/nonexistent/soffice"
 """An office that isn't there: a call that gets as far as starting it fails."""
@@ -158,7 +158,7 @@ async def test_a_process_that_outlives_its_kill_is_a_crash_and_its_directory_sti
     tmp_path: Path, jobs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A kill that never lands plays a process the kernel can't tear down (one stuck in I/O).
-    monkeypatch.setattr(_process, "_kill_group", lambda pgid: None)
+    monkeypatch.setattr(processes, "_kill_group", lambda pgid: None)
     lingering = script(tmp_path, """sleep 30 & echo '{"ok": true, "result": {}}'""")
     runner = _process.Runner(
         soffice=NOWHERE, python=lingering, isolate=False, max_file=1024, grace=0.2
@@ -171,50 +171,8 @@ async def test_a_process_that_outlives_its_kill_is_a_crash_and_its_directory_sti
     survivor = int(named[1])
     said = await asyncio.to_thread(Path(f"/proc/{survivor}/cmdline").read_bytes)
     assert said == b"sleep\x0030\x00"
-    os.kill(survivor, signal.SIGKILL)
+    kill(survivor)
     # The jobs fixture checks its directory is gone all the same.
-
-
-def test_a_group_of_zombies_is_gone() -> None:
-    # A worker that is pid 1 never reaps a killed office's orphans: they stay zombies.
-    zombie = subprocess.Popen(["true"], start_new_session=True)
-    try:
-        os.waitid(os.P_PID, zombie.pid, os.WEXITED | os.WNOWAIT)
-        os.killpg(zombie.pid, 0)  # the group is still there
-        assert _process._alive(zombie.pid) == []
-    finally:
-        zombie.wait()
-
-
-def test_only_the_group_s_live_processes_are_alive(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    leader = subprocess.Popen(["sleep", "30"], start_new_session=True)
-    try:
-        group = leader.pid
-        stats = {
-            "self": None,  # not a process
-            "101": None,  # gone since it was listed
-            "102": f"102 (soffice.bin) R 1 {group} {group}",
-            "103": f"103 (a) b) S 102 {group} {group}",  # a name with a bracket
-            "104": f"104 (oosplash) Z 1 {group} {group}",  # a zombie
-            "105": "105 (other) S 1 7 7",  # another group
-        }
-        for name, stat in stats.items():
-            (tmp_path / name).mkdir()
-            if stat is not None:
-                (tmp_path / name / "stat").write_text(stat + " 0 -1\n")
-        # A sandbox's own session is the job's too when its command line names the job.
-        (tmp_path / "106").mkdir()
-        (tmp_path / "106" / "stat").write_text("106 (soffice.bin) S 1 9 9 0 -1\n")
-        (tmp_path / "106" / "cmdline").write_bytes(b"soffice.bin\x00-env:file:///jobs/lo-1\x00")
-        monkeypatch.setattr(_process, "PROC", tmp_path)
-        assert sorted(_process._alive(group)) == [102, 103]
-        # 105's command line can't be read (it is gone): it names nothing.
-        assert sorted(_process._alive(group, "/jobs/lo-1")) == [102, 103, 106]
-    finally:
-        leader.kill()
-        leader.wait()
 
 
 async def test_the_version_comes_from_soffice_and_its_failures_are_typed(tmp_path: Path) -> None:

@@ -7,7 +7,6 @@ why it can't start one, and kills what it holds when closed.
 
 import asyncio
 import logging
-import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from artifactr.files.apps.libreoffice import LibreOffice
 from artifactr.files.core.errors import AppCrashed
 from tests.apps.libreoffice.test_catalog import NOWHERE, script
 from tests.documents import build_docx
+from tests.pids import alive
 
 
 async def until(ready: Callable[[], bool], seconds: float = 60) -> None:
@@ -26,14 +26,6 @@ async def until(ready: Callable[[], bool], seconds: float = 60) -> None:
             return
         await asyncio.sleep(0.05)
     pytest.fail(f"not ready after {seconds:g} s")
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
 
 
 async def test_a_pooled_office_runs_one_document_and_never_a_second(office: LibreOffice) -> None:

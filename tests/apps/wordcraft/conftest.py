@@ -25,20 +25,12 @@ from docx.oxml import OxmlElement
 from docx.oxml.ns import qn
 
 from artifactr.files.apps.wordcraft import Limits, Subprocess
+from tests.pids import alive
 
 STANDIN = Path(__file__).with_name("standin.py")
 """The stand-in for ``wordcraft-cli``."""
 
 MakeStandin = Callable[..., Subprocess]
-
-
-def alive(pid: int) -> bool:
-    """Return whether a process is running: a zombie is dead, only not yet reaped."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 def recorded(pids: Path) -> list[int]:

@@ -31,6 +31,7 @@ adapter does depends on it.
 Test hooks, from the environment: ``STANDIN_PIDS`` names a file each process (and any child it
 starts) appends its pid to, so tests can prove none is left behind. ``STANDIN_MODE`` makes it
 misbehave: ``hang`` (start a child, ignore SIGTERM, and block on the first tool call),
+``child`` (start a child that sleeps in its group, and answer as ever),
 ``crash`` (exit 3 on the first tool call, with a message on stderr), ``flood`` (write stdout
 without end), ``exit_early`` (exit once initialized), ``garbage`` (a line that isn't JSON-RPC),
 ``odd`` (replies in shapes WordCraft never uses), ``corrupt`` (save bytes that aren't a .docx) or
@@ -107,8 +108,8 @@ def main(argv: list[str]) -> int:
         return 0
     mode = os.environ.get("STANDIN_MODE", "")
     _record(os.getpid())
-    if mode == "hang":
-        _start_a_child()
+    if mode in ("hang", "child"):
+        _start_a_child(hang=mode == "hang")
     # The SDK takes a while to import: flags are checked first, as WordCraft checks them first.
     import anyio
 
@@ -153,12 +154,13 @@ def _record(pid: int) -> None:
             pids.write(f"{pid}\n")
 
 
-def _start_a_child() -> None:
+def _start_a_child(hang: bool) -> None:
     import signal
     import subprocess
 
-    # Ignored signals stay ignored across exec: neither process stops for SIGTERM.
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if hang:
+        # Ignored signals stay ignored across exec: neither process stops for SIGTERM.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
     _record(child.pid)
 

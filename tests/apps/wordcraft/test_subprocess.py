@@ -10,25 +10,33 @@ import io
 import json
 import os
 import random
+import re
 import shlex
+import signal
 import string
 import subprocess
 import sys
 import time
 import zipfile
+from contextlib import suppress
 from pathlib import Path
 
 import docx
 import pytest
 from lxml import etree
+from mcp.client.session import ClientSession
+from mcp.client.stdio import get_default_environment
 from PIL import Image
 from scripts import fidelity
 
+from artifactr.files.apps import processes
 from artifactr.files.apps.wordcraft import Limits, Subprocess, WordCraftSubprocess
+from artifactr.files.apps.wordcraft._process import converse
 from artifactr.files.core.app_port import About, AppCommand, Edited, Inspection
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge, UnsafeFile
 from artifactr.files.core.fingerprint import fingerprint
-from tests.apps.wordcraft.conftest import STANDIN, MakeStandin, alive, recorded
+from tests.apps.wordcraft.conftest import STANDIN, MakeStandin, recorded
+from tests.pids import alive, kill
 
 FIDELITY_FILES = {"mammoth-comments.docx", "pydocx-having-images.docx", "mammoth-tables.docx"}
 """Corpus files with comments, pictures and tables, for the fidelity report's test."""
@@ -381,6 +389,53 @@ async def test_a_hung_app_times_out_and_its_whole_process_group_is_killed(
     assert not alive(app)
     assert not alive(child)
     assert os.listdir(jobs) == []
+
+
+async def test_a_child_the_app_started_in_its_group_is_gone_when_the_job_returns(
+    make_standin: MakeStandin, report: bytes, pids: Path, jobs: Path
+) -> None:
+    inspection = await make_standin("child").inspect(report)
+
+    assert "The quick brown fox jumps over the lazy dog." in inspection.text
+    app, child = recorded(pids)
+    assert not alive(app)
+    assert not alive(child)
+    assert os.listdir(jobs) == []
+
+
+def kill_the_leader_alone(pgid: int) -> None:
+    """A group's kill that spares all but the leader: the others play processes the kernel can't
+    tear down (stuck in I/O)."""
+    with suppress(ProcessLookupError):
+        os.kill(pgid, signal.SIGKILL)
+
+
+async def test_a_child_that_outlives_the_kill_is_a_crash_that_names_it(
+    pycache: Path, pids: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(processes, "_kill_group", kill_the_leader_alone)
+    standin = {"PYTHONPYCACHEPREFIX": str(pycache), "STANDIN_PIDS": str(pids)}
+    env = get_default_environment() | standin | {"STANDIN_MODE": "child"}
+
+    async def tools(session: ClientSession) -> int:
+        return len((await session.list_tools()).tools)
+
+    argv = [sys.executable, str(STANDIN), "mcp"]
+    try:
+        with pytest.raises(AppCrashed) as crashed:
+            await converse(argv, tmp_path, env, Limits(), tools, grace=0.5)
+    finally:
+        app, child = recorded(pids)
+        kill(child)
+
+    # The app is gone by now; had it been slower to go than the grace, it would be named too.
+    named = re.fullmatch(
+        r"wordcraft was killed, but its processes \[([\d, ]+)\] were still alive 0\.5 s later",
+        crashed.value.reason,
+    )
+    assert named is not None
+    assert child in {int(pid) for pid in named[1].split(", ")}
+    assert not alive(app)
 
 
 async def test_a_crash_is_typed_with_its_exit_status_and_what_it_said(

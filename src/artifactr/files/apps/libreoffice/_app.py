@@ -24,6 +24,7 @@ from typing import IO, Final
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
+from artifactr.files.apps import processes
 from artifactr.files.apps.libreoffice import _calc, _catalog, _impress, _process
 from artifactr.files.apps.libreoffice._availability import (
     SYSTEM_PYTHON,
@@ -647,7 +648,7 @@ async def _output(
     except TimeoutError:
         raise AppTimeout(f"{what} took longer than {deadline:g} s and was stopped") from None
     finally:
-        await _process.stop(process, _process.GRACE, what)
+        await processes.reap(process.pid, process.wait, what=what)
     if process.returncode:
         raise AppCrashed(f"{what} failed with exit status {process.returncode}")
     return out

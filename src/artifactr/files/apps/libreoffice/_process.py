@@ -7,12 +7,13 @@ directory, talks to it over a named pipe, and writes one JSON line. The job star
 (so a process group) of its own, sealed under bubblewrap where the runner says so
 (``_sandbox.py``), else, where the platform allows, in a network namespace of its own (``unshare
 --net``), so a document that names a URL or a local file reaches nothing. Whatever happens, as
-soon as the line is read or the deadline passes, the whole group is killed with SIGKILL
-(:func:`stop`), and the job waits until every process of it is gone (the group's, and any
-that names the job's directory, as a sandbox's own session does) before it wipes the directory:
-one still there would hold its memory and its directory after the answer. A process that
-outlives :data:`GRACE` seconds of SIGKILL is a crash, never an answer. Each failure is typed:
-``refused`` with the driver's reason, ``crashed``, ``timeout`` and ``too_large``.
+soon as the line is read or the deadline passes, the whole group is killed with SIGKILL, and
+the job waits until every process of it is gone (the group's, and any that names the job's
+directory, as a sandbox's own session does) before it wipes the directory
+(:func:`~artifactr.files.apps.processes.reap`): one still there would hold its memory and its
+directory after the answer. A process that outlives :attr:`Runner.grace` seconds of SIGKILL is a
+crash, never an answer. Each failure is typed: ``refused`` with the driver's reason,
+``crashed``, ``timeout`` and ``too_large``.
 """
 
 import asyncio
@@ -20,7 +21,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import uuid
@@ -32,6 +32,7 @@ from typing import IO, Final, Literal
 
 from pydantic import JsonValue
 
+from artifactr.files.apps import processes
 from artifactr.files.apps.libreoffice import _sandbox
 from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
@@ -44,18 +45,6 @@ SOURCE: Final = "in.docx"
 
 TEMPLATE_PREFIX: Final = "libreoffice-template-"
 """The name a template profile's directory starts with, beside the jobs'."""
-
-GRACE: Final = 10.0
-"""Seconds a killed job's processes may take to be gone: an office's teardown, on a busy machine."""
-
-POLL: Final = 0.005
-"""Seconds of the first wait for a killed job's processes to be gone; each next wait doubles."""
-
-POLL_MAX: Final = 0.1
-"""The longest wait between two looks at whether a killed job's processes are gone."""
-
-PROC: Final = Path("/proc")
-"""Where the kernel lists processes, to tell a live process from a zombie."""
 
 STDERR_TAIL: Final = 2_000
 """Characters of the driver's and the office's log kept, from the end, to explain a crash."""
@@ -82,7 +71,7 @@ class Runner:
     """Bubblewrap, if jobs run sealed in its sandbox (``_sandbox.py``)."""
     template: Path | None = None
     """A profile the office has initialised once, copied into each job (:func:`template`)."""
-    grace: float = GRACE
+    grace: float = processes.GRACE
     """Seconds the job's processes may take to be gone once killed."""
 
 
@@ -155,7 +144,7 @@ class Office:
     pipe: str
     process: asyncio.subprocess.Process
     log: IO[bytes]
-    grace: float = GRACE
+    grace: float = processes.GRACE
 
 
 async def start(runner: Runner) -> Office:
@@ -210,11 +199,17 @@ async def end(office: Office) -> None:
         AppCrashed: If a process of the job is still alive ``office.grace`` seconds after the kill.
     """
     try:
-        await stop(office.process, office.grace, "libreoffice", str(office.directory))
+        await _stop(office.process, office.grace, office.directory)
     finally:
         office.log.close()
         _forget_pipes(office.pipe, office.directory)
         await asyncio.to_thread(shutil.rmtree, office.directory, True)
+
+
+async def _stop(process: asyncio.subprocess.Process, grace: float, directory: Path) -> None:
+    """Kill a job's group, and its processes that name its directory; wait until all are gone."""
+    what, marker = "libreoffice", str(directory)
+    await processes.reap(process.pid, process.wait, what=what, grace=grace, marker=marker)
 
 
 def _prepare(directory: Path, office: Mapping[str, JsonValue], template: Path | None) -> None:
@@ -259,86 +254,6 @@ def _tail(directory: Path) -> str:
         if path.exists():
             said += path.read_bytes()[-STDERR_TAIL:].decode(errors="replace").strip() + " "
     return said.strip() or "nothing in its logs"
-
-
-async def stop(
-    process: asyncio.subprocess.Process, grace: float, what: str, marker: str | None = None
-) -> None:
-    """Kill the process's whole group; return once every process of it is gone.
-
-    The process leads a session of its own, so its pid is its group's id. Killing the group
-    only starts its end: each process is gone when the kernel has torn it down (a zombie is
-    gone: it holds no memory and no directory). Until then the group is killed again, and
-    looked at again after a wait that doubles, from :data:`POLL` up to :data:`POLL_MAX`. A
-    process whose command line names ``marker`` (the job's directory) is the job's too, though a
-    sandbox gave it a session of its own: it is killed and waited for alike.
-
-    Raises:
-        AppCrashed: If a process of the group is still alive ``grace`` seconds after the kill.
-    """
-    _kill(process.pid, [])
-    pause = POLL
-    try:
-        async with asyncio.timeout(grace):
-            # The leader's end includes its pipes' closing, which a survivor may hold open.
-            await process.wait()
-            while alive := _alive(process.pid, marker):
-                _kill(process.pid, alive)
-                await asyncio.sleep(pause)
-                pause = min(pause * 2, POLL_MAX)
-    except TimeoutError:
-        alive = _alive(process.pid, marker)
-        raise AppCrashed(
-            f"{what} was killed, but its processes {alive} were still alive {grace:g} s later"
-        ) from None
-
-
-def _kill_group(pgid: int) -> None:
-    """Kill the job's whole process group; its leader's pid is the group's id."""
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
-
-
-def _alive(pgid: int, marker: str | None = None) -> list[int]:
-    """Return the pids of the job's live processes: the group's, or naming ``marker``."""
-    # A killed office's children whose parent is gone may be zombies for as long as nobody
-    # reaps them (a worker that is pid 1 never does): a zombie is gone.
-    alive: list[int] = []
-    for entry in PROC.iterdir():
-        if entry.name.isdigit():
-            state, _, group = _stat(entry)[:3]
-            if state not in {"", "Z"} and (group == str(pgid) or _names(entry, marker)):
-                alive.append(int(entry.name))
-    return alive
-
-
-def _stat(entry: Path) -> list[str]:
-    """Return a process's state, parent and group, or blanks for one gone since it was listed."""
-    try:
-        said = (entry / "stat").read_text()
-    except OSError:
-        return ["", "", ""]
-    # The command's name, in brackets, may hold anything: the fields follow its last bracket.
-    return said.rsplit(")", 1)[1].split()
-
-
-def _names(entry: Path, marker: str | None) -> bool:
-    """Return whether a process's command line names ``marker``."""
-    if marker is None:
-        return False
-    try:
-        return marker.encode() in (entry / "cmdline").read_bytes()
-    except OSError:
-        return False
-
-
-def _kill(pgid: int, pids: list[int]) -> None:
-    """Kill the group again, and each of the job's processes outside it."""
-    _kill_group(pgid)
-    for pid in pids:
-        with suppress(ProcessLookupError, PermissionError):
-            if os.getpgid(pid) != pgid:
-                os.kill(pid, signal.SIGKILL)
 
 
 def _read_back(path: Path, limit: int) -> bytes:
@@ -402,7 +317,7 @@ async def template(runner: Runner, deadline: float) -> Path | None:
                 status = await process.wait()
         # The launcher's exit is not the office's: nothing of it may still write the profile
         # when a job copies it, so its whole group is gone first, as a job's is.
-        await stop(process, runner.grace, "libreoffice", str(directory))
+        await _stop(process, runner.grace, directory)
     if status != 0 or not (profile / "user").is_dir():
         await asyncio.to_thread(shutil.rmtree, directory, True)
         return None

@@ -1,13 +1,13 @@
 """WordCraft's process: ``wordcraft-cli mcp`` in a group of its own, over capped pipes (RFC-0003).
 
 A job's process starts in a fresh, empty directory, in a process group of its own, killed whole
-with SIGKILL when the job ends (POSIX only). The pipes are this module's, not the SDK's
-``stdio_client``, so what is read is capped and a deadline kills at once; the SDK's models still
-parse every message. Every failure is typed (``crashed``, ``too_large``, or the app's own).
+with SIGKILL when the job ends (POSIX only); the job ends only once every process of the group
+is gone, and one still alive after the kill's grace is a crash (``apps/processes.py``). The
+pipes are this module's, not the SDK's ``stdio_client``, so what is read is capped and a
+deadline kills at once; the SDK's models still parse every message. Every failure is typed
+(``crashed``, ``too_large``, or the app's own).
 """
 
-import os
-import signal
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -24,6 +24,7 @@ from mcp.shared.message import SessionMessage
 from mcp.types import CONNECTION_CLOSED, Implementation, jsonrpc_message_adapter
 from pydantic import ValidationError
 
+from artifactr.files.apps import processes
 from artifactr.files.apps.jobs import Limits
 from artifactr.files.core.errors import AppCrashed, AppFailure, AppTooLarge
 
@@ -99,14 +100,24 @@ class _Wire:
 
 
 async def converse[T](
-    argv: Sequence[str], workdir: Path, env: Mapping[str, str], limits: Limits, script: Script[T]
+    argv: Sequence[str],
+    workdir: Path,
+    env: Mapping[str, str],
+    limits: Limits,
+    script: Script[T],
+    *,
+    grace: float = processes.GRACE,
 ) -> T:
     """Return what ``script`` makes of a conversation with a fresh ``argv`` in ``workdir``.
 
-    The process is killed with its whole group when the conversation ends, whatever happened.
+    The process is killed with its whole group when the conversation ends, whatever happened,
+    and this returns (or raises) only once every process of the group is gone: a child the app
+    started never outlives its job. Being cancelled (a deadline) cuts the conversation, never
+    that wait, which ``grace`` bounds.
 
     Raises:
-        AppCrashed: If the app can't start, dies, or answers something unreadable.
+        AppCrashed: If the app can't start, dies, or answers something unreadable; or if a
+            process of its group is still alive ``grace`` seconds after the kill.
         AppTooLarge: If the app writes more than ``limits`` allow on stdout.
         AppFailure: Whatever ``script`` raises of its own.
     """
@@ -118,14 +129,7 @@ async def converse[T](
         return await _talk(process, limits, script)
     finally:
         with anyio.CancelScope(shield=True):
-            _kill_group(process.pid)
-            await process.aclose()
-
-
-def _kill_group(pgid: int) -> None:
-    """Kill the job's whole process group; its leader's pid is the group's id."""
-    with suppress(ProcessLookupError, PermissionError):
-        os.killpg(pgid, signal.SIGKILL)
+            await processes.reap(process.pid, process.aclose, what="wordcraft", grace=grace)
 
 
 async def _talk[T](process: Process, limits: Limits, script: Script[T]) -> T:

@@ -11,7 +11,8 @@ service, runs one App call in a process of its own:
 3. The MCP SDK's client opens the file from bytes, runs the batch (stopping at the first error),
    saves inside the directory, opens the saved file again and reads it, so an edit's inspection
    is of the file as saved.
-4. Whatever happened, the process group is killed and the directory wiped.
+4. Whatever happened, the process group is killed, every process of it is waited for until it
+   is gone (one that outlives the kill is a crash), and the directory is wiped.
 
 Each failure is typed: ``refused``, ``timeout``, ``crashed`` or ``too_large``.
 """

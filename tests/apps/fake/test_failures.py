@@ -9,6 +9,7 @@ import asyncio
 import io
 import re
 import tempfile
+import threading
 import time
 import zipfile
 from datetime import UTC, datetime
@@ -110,22 +111,29 @@ def many_paragraphs(count: int) -> bytes:
     return out.getvalue()
 
 
-async def ticks_while(work: "asyncio.Future[Any]") -> int:
-    """Return how often another task ran on the loop while ``work`` was being done."""
-    ticks = 0
-    while not work.done():
-        await asyncio.sleep(0.001)
-        ticks += 1
-    return ticks
+class Gated(io.BytesIO):
+    """A file whose reading waits until the test opens its gate: a parse blocks in it."""
+
+    def __init__(self, data: bytes) -> None:
+        super().__init__(data)
+        self.reading = threading.Event()
+        self.gate = threading.Event()
+
+    def read(self, size: int | None = -1, /) -> bytes:
+        self.reading.set()
+        # On the loop, the parse would hold the loop here and nothing could open the gate.
+        assert self.gate.wait(timeout=60), "the gate was never opened: the loop was blocked"
+        return super().read(size)
 
 
 async def test_a_large_document_is_parsed_off_the_event_loop() -> None:
-    source = many_paragraphs(20_000)
+    source = Gated(many_paragraphs(20_000))
     inspected = asyncio.ensure_future(FakeApp().inspect(source))
-    ticks = await ticks_while(inspected)
+    await asyncio.to_thread(source.reading.wait)
+    # The parse is under way, waiting in its read: the loop still runs, and opens the gate.
+    assert not inspected.done()
+    source.gate.set()
     assert (await inspected).pages > 400
-    # On the loop, the parse would run in one step and nothing else would (a tick or two).
-    assert ticks > 20
 
 
 async def test_a_document_over_the_element_limit_is_too_large_before_it_is_built() -> None:
@@ -145,11 +153,13 @@ def test_the_default_element_limit_holds_what_a_long_document_has() -> None:
 
 
 async def test_a_parse_past_its_deadline_times_out_at_the_deadline() -> None:
-    source = many_paragraphs(400_000)
-    started = time.monotonic()
-    with pytest.raises(AppTimeout):
-        await FakeApp().inspect(source, deadline=0.05)
-    assert time.monotonic() - started < 2
+    source = Gated(many_paragraphs(20_000))
+    try:
+        # The parse can't end before the gate opens, after the call: it gave up at its deadline.
+        with pytest.raises(AppTimeout):
+            await FakeApp().inspect(source, deadline=0.05)
+    finally:
+        source.gate.set()
 
 
 # ─── parsing in a child process a job (ADR-0015) ──────────────────────────────

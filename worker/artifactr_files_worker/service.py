@@ -31,7 +31,9 @@ A call goes through these steps, each of which may end it with a typed reply:
    under the job's deadline, started by the :mod:`.launcher`, which sets its resource limits
    (CPU time, address space, file size, open files), with a cap on what it writes. Whatever
    happens, its whole process group is killed and its directory wiped. A file the app can't
-   open is ``refused``, with the app's reason.
+   open is ``refused``, with the app's reason. A LibreOffice render of a document's first page
+   is answered from that page exported alone while the job exports the whole document for the
+   next pages: the next job waits for that export to end, so one office runs at a time.
 7. **The reply**: the outcome's line of JSON (which names the app) and the bytes, or the typed
    failure. The upload's directory is wiped too, whatever happened.
 
@@ -406,7 +408,11 @@ class Service:
 async def _libreoffice(
     office: LibreOffice, job: Job, upload: IO[bytes], deadline: float, screened: str | None
 ) -> JobResult:
-    """Run the job through a fresh LibreOffice, its driver started by the launcher."""
+    """Run the job through a fresh LibreOffice, its driver started by the launcher.
+
+    The export a render answered early left going ends first: one office at a time.
+    """
+    await office.exported()
     if isinstance(job, ApplyJob):
         return JobResult.of(
             await office.apply(

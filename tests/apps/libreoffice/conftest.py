@@ -10,7 +10,7 @@ is alive when it ends.
 import io
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -52,10 +52,16 @@ def jobs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 @pytest.fixture
-def office(jobs: Path) -> LibreOffice:
-    """The adapter over the real office (skipped, or failed in CI, where it can't run)."""
+async def office(jobs: Path) -> AsyncIterator[LibreOffice]:
+    """The adapter over the real office (skipped, or failed in CI, where it can't run).
+
+    Closed at the test's end: an export its renders left going in the background is stopped, and
+    its office gone, before ``jobs`` looks.
+    """
     need_office()
-    return LibreOffice()
+    app = LibreOffice()
+    yield app
+    await app.close()
 
 
 # ─── documents ────────────────────────────────────────────────────────────────
@@ -283,7 +289,7 @@ def reaching_document(secrets: Path, font: bytes, escape: Path) -> bytes:
 
 
 @pytest.fixture
-def sealed(jobs: Path) -> LibreOffice:
+async def sealed(jobs: Path) -> AsyncIterator[LibreOffice]:
     """The adapter with the sandbox required (skipped, or failed in CI, where bwrap can't run)."""
     need_office()
     bwrap = shutil.which("bwrap")
@@ -292,7 +298,9 @@ def sealed(jobs: Path) -> LibreOffice:
         if REQUIRED:
             pytest.fail(reason + " (CI=true requires it)")
         pytest.skip(reason)
-    return LibreOffice(sandbox=True)
+    app = LibreOffice(sandbox=True)
+    yield app
+    await app.close()
 
 
 def run_xml(text: str) -> str:

@@ -42,7 +42,14 @@ office's version and build; each page is then rasterised from it by ``pdftoppm``
 the scale, as a PPM that the adapter writes as a PNG (a tenth of the time pdftoppm's own PNG
 takes). :meth:`LibreOffice.pdf` returns that PDF. The export runs under its own deadline
 (``export_deadline``, 120 s by default): a render that stops waiting at its own deadline leaves
-the export going, so the next render of that content finds it done.
+the export going, so the next render of that content finds it done. A Writer document's first
+render is answered sooner (``early_page``, ADR-0022): the export's job exports the page asked for
+alone (the PDF filter's ``PageRange``) and answers with it, then exports the whole document for
+the cache, so a long document's first page waits for its load and layout but not for its other
+pages; a render meanwhile waits for that same job, never starting a second. At most ``exports``
+exports run at once (2 by default), :meth:`LibreOffice.export_status` says what they are doing,
+:meth:`LibreOffice.exported` waits for them, and :meth:`LibreOffice.close` stops them: close an
+adapter you made when you are done with it.
 
 **Commands** (:meth:`LibreOffice.commands` lists them with a JSON schema of their parameters).
 A batch is atomic: every command runs on the loaded document and the file is saved only if all
@@ -68,7 +75,12 @@ gives (numbered from 1 in the office's order, stable for a given file); tables b
 - ``fields.update``, ``toc.update``
 """
 
-from artifactr.files.apps.libreoffice._app import DEFAULT_AUTHOR, MAX_FILE, LibreOffice
+from artifactr.files.apps.libreoffice._app import (
+    DEFAULT_AUTHOR,
+    MAX_FILE,
+    ExportStatus,
+    LibreOffice,
+)
 from artifactr.files.apps.libreoffice._availability import Availability, available
 from artifactr.files.apps.libreoffice._catalog import CATALOG, COMMANDS, Command, Param
 
@@ -79,6 +91,7 @@ __all__ = [
     "MAX_FILE",
     "Availability",
     "Command",
+    "ExportStatus",
     "LibreOffice",
     "Param",
     "available",

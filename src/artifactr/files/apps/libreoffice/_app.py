@@ -4,7 +4,10 @@ Each call is one job (:mod:`._process`): a fresh ``soffice --headless`` on a fre
 over UNO by the driver under the system Python, killed with its process group when the call
 ends. Renders export the whole document to PDF once per content digest, keep that PDF in a
 bounded cache, and rasterise each page from it with ``pdftoppm``, so a long document costs one
-office start-up, not one a page.
+office start-up, not one a page. A Writer document's first render is answered from the page it
+asks for, exported alone by that same job before the whole export, which goes on in the
+background for the cache: one export a digest at a time, at most ``exports`` at once, each
+stopped by :meth:`LibreOffice.close`.
 """
 
 import asyncio
@@ -17,7 +20,6 @@ import subprocess
 import zipfile
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Final
@@ -71,6 +73,12 @@ EXPORT_DEADLINE: Final = 120.0
 
 PDF_CACHE: Final = 256 * 1024 * 1024
 """The most bytes of PDFs the render cache keeps, by default."""
+
+EXPORTS: Final = 2
+"""The most exports to PDF that run at once, by default: each is an office."""
+
+PAGE_PDF: Final = "page.pdf"
+"""The file a pdf job exports the page asked for into, alone, before the whole document."""
 
 DPI: Final = 96
 """Pixels per inch of a page rendered at scale 1."""
@@ -129,8 +137,44 @@ class _Pdf(BaseModel):
 
 @dataclass(frozen=True)
 class _Exported:
+    """The whole document as PDF, and its page count."""
+
     pdf: bytes
     pages: int
+
+
+@dataclass(frozen=True)
+class _Page:
+    """A page exported alone ahead of the whole export, and the document's page count."""
+
+    pdf: bytes | None
+    """A one-page PDF; None if the document has no such page."""
+    pages: int
+
+
+@dataclass(frozen=True)
+class _Flight:
+    """A whole export under way, and the page its job exports alone first (None: none)."""
+
+    task: "asyncio.Task[_Exported]"
+    page: int | None
+    early: "asyncio.Future[_Page]"
+
+
+@dataclass(frozen=True)
+class ExportStatus:
+    """What the adapter's exports to PDF are doing, and what it keeps."""
+
+    started: int
+    """Whole exports started since the adapter was made (each one office job)."""
+    running: int
+    """Exports under way now, or waiting for their turn."""
+    limit: int
+    """The most that run at once."""
+    kept: int
+    """PDFs kept for further pages."""
+    kept_bytes: int
+    """Their bytes."""
 
 
 # ─── the adapter ──────────────────────────────────────────────────────────────
@@ -159,6 +203,13 @@ class LibreOffice:
         pdf_cache: The most bytes of PDFs kept for renders (0 keeps none).
         export_deadline: Seconds an export to PDF may take (a long document's first render);
             a render that stops waiting sooner leaves the export going, for the next call.
+        early_page: Whether the first render of a Writer document (no PDF of it kept, none
+            under way) is answered from the page asked for, exported alone by the export's job
+            before the whole document (the PDF filter's ``PageRange``); the whole export goes
+            on in the background for further pages. False: the render waits for the whole
+            export. Workbooks and decks always wait for it.
+        exports: The most exports to PDF that run at once (each an office, in the background
+            too); more wait their turn. At least 1.
         deadline: Seconds a listing of the office's version may take.
         prefix: A command each job's driver runs under, its arguments before the driver's (the
             worker's launcher, which sets resource limits the office inherits); none if empty.
@@ -187,7 +238,11 @@ class LibreOffice:
         build: str | None = None,
         pool: int = 0,
         pool_memory: int = 0,
+        early_page: bool = True,
+        exports: int = EXPORTS,
     ) -> None:
+        if exports < 1:
+            raise ValueError(f"exports must be at least 1, not {exports}")
         self.soffice = soffice
         self.python = python
         self.sandbox = sandbox
@@ -199,15 +254,20 @@ class LibreOffice:
         self.deadline = deadline
         self.prefix = tuple(prefix)
         self.build = build
+        self.early_page = early_page
+        self.exports = exports
+        self._slots = asyncio.Semaphore(exports)
+        self._started = 0
         self._pool = Pool(pool, pool_memory, self._runner)
         self._isolated: bool | None = None
         self._probed = False
         self._templated = False
+        self._templating = asyncio.Lock()
         self._template: Path | None = None
         self._sealed: str | None = None
         self._about: About | None = None
         self._pdfs: OrderedDict[str, _Exported] = OrderedDict()
-        self._exporting: dict[str, asyncio.Task[_Exported]] = {}
+        self._exporting: dict[str, _Flight] = {}
 
     @property
     def name(self) -> str:
@@ -291,10 +351,12 @@ class LibreOffice:
             max_file=self.max_size,
             prefix=self.prefix,
         )
-        if not self._templated:
-            # One first start for all jobs; without a template, each job makes its own profile.
-            self._template = await _process.template(runner, self.deadline)
-            self._templated = True
+        async with self._templating:
+            # One first start for all jobs, whoever asks first and at once; without a template,
+            # each job makes its own profile.
+            if not self._templated:
+                self._template = await _process.template(runner, self.deadline)
+                self._templated = True
         return replace(runner, template=self._template)
 
     async def _pooled(self) -> _process.Office | None:
@@ -309,11 +371,37 @@ class LibreOffice:
         """Return the pool's size, how many offices are ready, and their resident memory."""
         return self._pool.status()
 
-    async def close(self) -> None:
-        """Kill the offices the pool started ahead and remove the template profile.
+    def export_status(self) -> ExportStatus:
+        """Return how many exports to PDF were started and run now, and the PDFs kept."""
+        return ExportStatus(
+            started=self._started,
+            running=len(self._exporting),
+            limit=self.exports,
+            kept=len(self._pdfs),
+            kept_bytes=sum(len(kept.pdf) for kept in self._pdfs.values()),
+        )
 
-        The adapter still works after this: a job starts its own office, on a new template.
+    async def exported(self) -> None:
+        """Wait until every export to PDF under way has ended, kept or failed.
+
+        Each ends within ``export_deadline``. A caller that runs one job at a time (the worker)
+        waits for this before its next job: a render answered from its page alone leaves its
+        whole export going.
         """
+        for flight in list(self._exporting.values()):
+            await asyncio.wait([flight.task])
+
+    async def close(self) -> None:
+        """Stop the exports under way, kill the pool's offices and remove the template profile.
+
+        An export's office is killed with its group, and its directory wiped, before this
+        returns; a render still waiting for it fails with ``AppCrashed``. The adapter still
+        works after this: a job starts its own office, on a new template.
+        """
+        stopping = [flight.task for flight in self._exporting.values()]
+        for task in stopping:
+            task.cancel()
+        await asyncio.gather(*stopping, return_exceptions=True)
         await self._pool.close()
         if self._template is not None:
             await asyncio.to_thread(shutil.rmtree, self._template.parent, True)
@@ -457,14 +545,19 @@ class LibreOffice:
             AppRefused: If the file is not a .docx, .xlsx or .pptx, or the office can't open it.
             AppFailure: As :meth:`apply`.
         """
-        return (await self._export(await self._bytes(source), deadline)).pdf
+        found = await self._found(await self._bytes(source), None, screened=False)
+        return (await self._whole(found, deadline)).pdf
 
-    async def _export(self, content: bytes, deadline: float, screened: bool = False) -> _Exported:
-        """Return the content's PDF: kept, being exported, or exported now.
+    async def _found(
+        self, content: bytes, page: int | None, *, screened: bool
+    ) -> "_Exported | _Flight":
+        """Return the content's PDF if it is kept, else its export under way, started if need be.
 
-        The export runs as a task of its own, under ``export_deadline``: a caller whose deadline
+        An export runs as a task of its own, under ``export_deadline``: a caller whose deadline
         is shorter stops waiting (``AppTimeout``) but the export goes on, so the next call finds
-        it done, and callers asking for the same content at once share it.
+        it done, and callers asking for the same content at once share it. A Writer document's
+        export started for a render of ``page`` exports that page alone first
+        (``early_page``).
         """
         about = await self.about()
         key = f"{hashlib.sha256(content).hexdigest()}:{about.version}:{about.build}"
@@ -478,40 +571,65 @@ class LibreOffice:
         else:
             _, media = await asyncio.to_thread(_fingerprint, content)
         runner = await self._runner()
-        # No await between this look and the registration: one export a content at a time.
-        task = self._exporting.get(key)
-        if task is None:
-            task = asyncio.create_task(self._exported(key, content, runner, EXTENSIONS[media]))
-            task.add_done_callback(_retrieved)
-            self._exporting[key] = task
-        try:
-            async with asyncio.timeout(deadline):
-                return await asyncio.shield(task)
-        except TimeoutError:
-            raise AppTimeout(
-                f"libreoffice's export to PDF took longer than {deadline:g} s; it goes on for "
-                f"up to {self.export_deadline:g} s, so try again"
-            ) from None
+        # No await from these looks to the registration: one export a content at a time.
+        return (
+            self._pdfs.get(key)
+            or self._exporting.get(key)
+            or self._begin(key, content, runner, media, page)
+        )
+
+    def _begin(
+        self, key: str, content: bytes, runner: _process.Runner, media: str, page: int | None
+    ) -> _Flight:
+        alone = page if self.early_page and media == DOCX else None
+        early: asyncio.Future[_Page] = asyncio.get_running_loop().create_future()
+        task = asyncio.create_task(
+            self._exported(key, content, runner, EXTENSIONS[media], alone, early)
+        )
+        task.add_done_callback(_ended)
+        flight = _Flight(task, alone, early)
+        self._exporting[key] = flight
+        self._started += 1
+        return flight
 
     async def _exported(
-        self, key: str, content: bytes, runner: _process.Runner, file_format: str
+        self,
+        key: str,
+        content: bytes,
+        runner: _process.Runner,
+        file_format: str,
+        page: int | None,
+        early: "asyncio.Future[_Page]",
     ) -> _Exported:
+        def take(reply: _process.Reply) -> None:
+            early.set_result(_Page(reply.output, _Pdf.model_validate(reply.result).pages))
+
         try:
-            reply = await _process.run(
-                runner,
-                "pdf",
-                content,
-                office=await self._pooled(),
-                deadline=self.export_deadline,
-                author=self.author,
-                output="out.pdf",
-                file_format=file_format,
-            )
+            async with self._slots:
+                reply = await _process.run(
+                    runner,
+                    "pdf",
+                    content,
+                    office=await self._pooled(),
+                    deadline=self.export_deadline,
+                    author=self.author,
+                    output="out.pdf",
+                    file_format=file_format,
+                    page=page,
+                    early=_process.Early(PAGE_PDF, take),
+                )
         finally:
             del self._exporting[key]
         exported = _Exported(reply.output or b"", _Pdf.model_validate(reply.result).pages)
         self._keep(key, exported)
         return exported
+
+    async def _whole(self, found: "_Exported | _Flight", deadline: float) -> _Exported:
+        """Return the whole export: kept, or once the export under way ends."""
+        if isinstance(found, _Flight):
+            await _wait([found.task], deadline, self.export_deadline)
+            found = _outcome(found.task)
+        return found
 
     def _keep(self, key: str, exported: _Exported) -> None:
         if len(exported.pdf) > self.pdf_cache:
@@ -532,9 +650,13 @@ class LibreOffice:
         """Return one page (from 1) as a PNG at 96 dpi times ``scale`` (clamped to 0.1-4).
 
         The first render of a content exports the whole document to PDF (one office start-up);
-        every other page of it comes from the cached PDF, through ``pdftoppm``. The deadline
-        bounds the wait for the export (which goes on, for the next call, if the wait ends) and
-        the rasterising of the page, each.
+        every other page of it comes from the cached PDF, through ``pdftoppm``. A Writer
+        document's first render is answered from the page asked for, exported alone by the same
+        job before the whole document (``early_page``), so it waits for the document's load and
+        layout but not for the other pages' export; a render of another page meanwhile waits for
+        the whole export, never starting a second. The deadline bounds the wait for the export
+        (which goes on, for the next call, if the wait ends) and the rasterising of the page,
+        each.
 
         Raises:
             AppRefused: If there is no such page, the scale is not a number, or the file can't
@@ -543,11 +665,28 @@ class LibreOffice:
         """
         if not math.isfinite(scale):
             raise AppRefused("bad parameters: `scale` must be a number")
-        exported = await self._export(await self._bytes(source), deadline, screened is not None)
+        content = await self._bytes(source)
+        pdf, number = await self._page(content, page, deadline, screened is not None)
+        dpi = DPI * min(max(scale, MIN_SCALE), MAX_SCALE)
+        return await _rasterise(pdf, number, dpi, deadline)
+
+    async def _page(
+        self, content: bytes, page: int, deadline: float, screened: bool
+    ) -> tuple[bytes, int]:
+        """Return a PDF that holds the page, and the page's number in it."""
+        found = await self._found(content, page, screened=screened)
+        if isinstance(found, _Flight) and found.page == page:
+            # Whichever comes first: the page alone, or the job's end (its failure, typed).
+            await _wait([found.early, found.task], deadline, self.export_deadline)
+            if found.early.done():
+                alone = found.early.result()
+                if alone.pdf is None:
+                    raise AppRefused(f"no page {page}: the document has {alone.pages}")
+                return alone.pdf, 1
+        exported = await self._whole(found, deadline)
         if not 1 <= page <= exported.pages:
             raise AppRefused(f"no page {page}: the document has {exported.pages}")
-        dpi = DPI * min(max(scale, MIN_SCALE), MAX_SCALE)
-        return await _rasterise(exported.pdf, page, dpi, deadline)
+        return exported.pdf, page
 
     async def commands(self, query: str = "") -> Sequence[CommandSpec]:
         """Return the adapter's commands whose id or label contains ``query``, in any case.
@@ -567,10 +706,33 @@ class LibreOffice:
 # ─── helpers ──────────────────────────────────────────────────────────────────
 
 
-def _retrieved(task: "asyncio.Task[_Exported]") -> None:
-    # An export nobody waits for any more may fail: its failure is the next call's to see.
-    with suppress(asyncio.CancelledError):
-        task.exception()
+def _ended(task: "asyncio.Task[_Exported]") -> None:
+    """Log an export's failure: nobody may wait for it any more (a render had its page)."""
+    if not task.cancelled() and (error := task.exception()) is not None:
+        logger.warning("libreoffice's export to PDF failed: %s: %s", type(error).__name__, error)
+
+
+async def _wait(
+    futures: "Sequence[asyncio.Future[_Exported] | asyncio.Future[_Page]]",
+    deadline: float,
+    export_deadline: float,
+) -> None:
+    """Wait until one of the futures is done, or refuse at the deadline; none is cancelled."""
+    try:
+        async with asyncio.timeout(deadline):
+            await asyncio.wait(futures, return_when=asyncio.FIRST_COMPLETED)
+    except TimeoutError:
+        raise AppTimeout(
+            f"libreoffice's export to PDF took longer than {deadline:g} s; it goes on for "
+            f"up to {export_deadline:g} s, so try again"
+        ) from None
+
+
+def _outcome(task: "asyncio.Task[_Exported]") -> _Exported:
+    """Return a finished export's PDF, or raise its failure."""
+    if task.cancelled():
+        raise AppCrashed("libreoffice's export to PDF was stopped: the adapter was closed")
+    return task.result()
 
 
 def _read_all(source: IO[bytes], limit: int) -> bytes:

@@ -14,6 +14,10 @@ directory, as a sandbox's own session does) before it wipes the directory
 directory after the answer. A process that outlives :attr:`Runner.grace` seconds of SIGKILL is a
 crash, never an answer. Each failure is typed: ``refused`` with the driver's reason,
 ``crashed``, ``timeout`` and ``too_large``.
+
+A job may answer early (:class:`Early`): the driver writes one ``{"early": ...}`` line before its
+reply, with a file beside it (a page exported alone), and goes on; the job's caller takes that
+answer at once, and the job ends, and is killed, only with its last line.
 """
 
 import asyncio
@@ -24,11 +28,11 @@ import shutil
 import subprocess
 import tempfile
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Final, Literal
+from typing import IO, Final, Literal, cast
 
 from pydantic import JsonValue
 
@@ -85,6 +89,16 @@ class Reply:
     """The file the job wrote (``out.docx`` or ``out.pdf``)."""
 
 
+@dataclass(frozen=True)
+class Early:
+    """Where a job's early answer goes: the file it names, and what takes the answer."""
+
+    output: str
+    """The file the early answer comes with, if the job wrote it (``page.pdf``)."""
+    take: Callable[[Reply], None]
+    """Called with the early answer, and that file (None if the job didn't write it)."""
+
+
 async def run(
     runner: Runner,
     op: Op,
@@ -96,6 +110,8 @@ async def run(
     output: str | None = None,
     office: "Office | None" = None,
     file_format: str = "docx",
+    page: int | None = None,
+    early: Early | None = None,
 ) -> Reply:
     """Run one job; return the driver's result, and the file named ``output`` it wrote.
 
@@ -104,7 +120,8 @@ async def run(
     group.
 
     ``file_format`` (``docx``, ``xlsx`` or ``pptx``) names the jobs the driver runs, and the
-    file's extension in the job's directory.
+    file's extension in the job's directory. ``page`` is the page a pdf job exports alone first;
+    ``early`` takes that early answer while the job goes on (its deadline still the whole job's).
 
     Raises:
         AppRefused: If the driver refuses (the file can't be opened, a command can't be done).
@@ -118,14 +135,15 @@ async def run(
         "source": f"in.{file_format}",
         "format": file_format,
         "commands": [{"command": c.command, "params": dict(c.params)} for c in commands],
+        "page": page,
     }
     if office is None:
-        office = await start(runner)
+        office = await _start(runner)
     try:
         await asyncio.to_thread((office.directory / f"in.{file_format}").write_bytes, source)
         try:
             async with asyncio.timeout(deadline):
-                result = await _answer(office, job)
+                result = await _answer(office, job, early, runner.max_file)
         except TimeoutError:
             raise AppTimeout(
                 f"libreoffice took longer than its deadline of {deadline:g} s and was stopped"
@@ -192,6 +210,22 @@ async def start(runner: Runner) -> Office:
     return Office(directory, pipe, process, log, runner.grace)
 
 
+async def _start(runner: Runner) -> Office:
+    """Start a job's office; if the job is cancelled meanwhile, end that office once started.
+
+    A start cut short could leave its directory, or a driver just spawned, behind: the start
+    runs to its end, then its office is killed and its directory wiped, then the cancellation
+    goes on.
+    """
+    starting = asyncio.ensure_future(start(runner))
+    try:
+        return await asyncio.shield(starting)
+    except asyncio.CancelledError:
+        with suppress(AppCrashed):  # a start that failed left nothing
+            await end(await starting)
+        raise
+
+
 async def end(office: Office) -> None:
     """Kill a job's processes, wait until every one is gone, then wipe its directory.
 
@@ -218,33 +252,47 @@ def _prepare(directory: Path, office: Mapping[str, JsonValue], template: Path | 
     (directory / "job.json").write_text(json.dumps(office))
 
 
-async def _answer(office: Office, job: Mapping[str, JsonValue]) -> dict[str, JsonValue]:
+async def _answer(
+    office: Office, job: Mapping[str, JsonValue], early: Early | None, limit: int
+) -> dict[str, JsonValue]:
     process, directory = office.process, office.directory
-    stdin, stdout = process.stdin, process.stdout
+    stdin = process.stdin
     assert stdin is not None
-    assert stdout is not None
     with suppress(ConnectionError):  # a driver that died already answers nothing, below
         stdin.write(json.dumps(job).encode() + b"\n")
         await stdin.drain()
+    reply = await _line(office)
+    if early is not None and isinstance(said := reply.get("early"), dict):
+        path = directory / early.output
+        written = _read_back(path, limit) if path.exists() else None
+        early.take(Reply(said, written))
+        reply = await _line(office)
+    if reply.get("ok") is True:
+        return cast("dict[str, JsonValue]", reply["result"])
+    reason = str(reply.get("reason", "no reason given"))
+    if reply.get("kind") == "refused":
+        raise AppRefused(reason)
+    raise AppCrashed(f"libreoffice failed: {reason}; {_tail(directory)}")
+
+
+async def _line(office: Office) -> dict[str, JsonValue]:
+    """Return the driver's next line, read as JSON."""
+    stdout = office.process.stdout
+    assert stdout is not None
     try:
         line = await stdout.readline()
     except ValueError:
         raise AppTooLarge("libreoffice's reply is over the size limit") from None
     if not line:
-        status = await process.wait()
-        raise AppCrashed(f"libreoffice stopped (exit status {status}): {_tail(directory)}")
+        status = await office.process.wait()
+        raise AppCrashed(f"libreoffice stopped (exit status {status}): {_tail(office.directory)}")
     try:
         reply = json.loads(line)
     except ValueError:
         raise AppCrashed(
             f"libreoffice's driver wrote something that isn't JSON: {line[:200]!r}"
         ) from None
-    if reply.get("ok") is True:
-        return reply["result"]
-    reason = str(reply.get("reason", "no reason given"))
-    if reply.get("kind") == "refused":
-        raise AppRefused(reason)
-    raise AppCrashed(f"libreoffice failed: {reason}; {_tail(directory)}")
+    return reply
 
 
 def _tail(directory: Path) -> str:

@@ -11,7 +11,9 @@ has the line, or at the deadline.
 
 Jobs: ``inspect`` (outline, text, review, pages; ``writer_inspect.py``), ``apply`` (a batch of
 commands, saved to ``out.docx`` only if every one succeeds; ``writer_apply.py``) and ``pdf``
-(``out.pdf`` and its page count; ``export.py``). A workbook's jobs (``"format": "xlsx"``) are
+(``out.pdf`` and its page count; ``export.py``: given a ``page``, it first exports that page
+alone as ``page.pdf`` and writes an early line, ``{"early": {"pages": N, "page": P}}``, before
+its reply). A workbook's jobs (``"format": "xlsx"``) are
 ``calc_inspect.py`` and ``calc_apply.py`` (saved as ``out.xlsx``), a deck's (``"pptx"``)
 ``impress_inspect.py`` and ``impress_apply.py`` (``out.pptx``).
 """

@@ -3,8 +3,10 @@
 Shared by every job of the driver; imports only the standard library and ``uno``.
 """
 
+import json
 import os
 import subprocess
+import sys
 import time
 
 import uno
@@ -94,12 +96,27 @@ def prop(name, value):
     return value_
 
 
-def store(document, path, filter_name):
-    """Store the document at a path with a filter, and no fsync.
+def store(document, path, filter_name, **filter_data):
+    """Store the document at a path with a filter (given ``filter_data``, if any), and no fsync.
 
     The job's directory is read once and then wiped: nothing needs to reach the disk first.
+    ``filter_data`` is the filter's own settings (the PDF export's ``PageRange="3"``), passed as
+    the typed sequence the filter reads.
     """
-    document.storeToURL(url(path), (prop("FilterName", filter_name), prop("NoFileSync", True)))
+    properties = [prop("FilterName", filter_name), prop("NoFileSync", True)]
+    if filter_data:
+        data = tuple(prop(name, value) for name, value in filter_data.items())
+        properties.append(prop("FilterData", uno.Any("[]com.sun.star.beans.PropertyValue", data)))
+    document.storeToURL(url(path), tuple(properties))
+
+
+def early(result):
+    """Write an answer ahead of the job's last line: the adapter takes it, and the job goes on.
+
+    The job's one early line is ``{"early": result}``; its last line is still the reply.
+    """
+    sys.stdout.write(json.dumps({"early": result}) + "\n")
+    sys.stdout.flush()
 
 
 def url(path):

@@ -6,6 +6,11 @@ titles, numbered (``1. Quarterly review``). The text is each slide in order: a `
 then ``Notes: ...`` where it has speaker notes. The review is the slides' comments, each with its
 author, text and slide; its id is ``<slide>.<n>`` (``2.1``, the first comment on slide 2). Pages
 are the slides, each rendered as an image. The apply job shares what finds a slide's shapes.
+
+Under load, LibreOffice 7.4 sometimes replaces a slide's body placeholder while a job reads the
+deck: the shape it listed then answers nothing (no text, no services), and listing the slide's
+shapes again finds the new one. A slide is read again, up to :data:`READS` times, until none of
+its text placeholders was replaced as it was read, so no slide's body goes missing.
 """
 
 from desktop import source
@@ -32,6 +37,12 @@ PLACEHOLDERS = (
     "com.sun.star.presentation.TextShape",
 )
 """A slide's text placeholders other than its title, as ``slide.setText`` counts them."""
+
+TEXT = "com.sun.star.drawing.Text"
+"""The service every shape with text supports."""
+
+READS = 5
+"""How many times a slide is read, at most, while the office replaces its placeholders."""
 
 
 def load(desktop, path):
@@ -69,17 +80,36 @@ def text_of(shape):
             ]
             rows.append("\t".join(cells).rstrip("\t"))
         return "\n".join(row for row in rows if row)
-    if not shape.supportsService("com.sun.star.drawing.Text"):
+    if not shape.supportsService(TEXT):
         return ""
     return shape.getString().strip()
 
 
-def title_of(slide):
-    """Return a slide's title, on one line; "" for none."""
-    for shape in shapes(slide):
-        if shape.ShapeType == TITLE:
-            return " ".join(shape.getString().split())
-    return ""
+def replaced(shape):
+    """Whether a text placeholder was replaced by the office since it was listed: it has no text."""
+    return (shape.ShapeType == TITLE or shape.ShapeType in PLACEHOLDERS) and not (
+        shape.supportsService(TEXT)
+    )
+
+
+def read_slide(slide):
+    """Return a slide's title, on one line, and its other shapes' text, in order.
+
+    The slide is read again while one of its text placeholders was replaced as it was read.
+    """
+    read = read_shapes(slide)
+    attempts = 1
+    while attempts < READS and any(gone for _kind, _text, gone in read):
+        read = read_shapes(slide)
+        attempts += 1
+    titles = [text for kind, text, _gone in read if kind == TITLE]
+    title = " ".join(titles[0].split()) if titles else ""
+    return title, [text for kind, text, _gone in read if kind != TITLE and text]
+
+
+def read_shapes(slide):
+    """Return each of a slide's shapes' type, its text, and whether it was replaced as read."""
+    return [(shape.ShapeType, text_of(shape), replaced(shape)) for shape in shapes(slide)]
 
 
 def notes_of(slide):
@@ -130,15 +160,10 @@ def inspect(document):
     lines = []
     every = slides(document)
     for number, slide in enumerate(every, start=1):
-        title = title_of(slide)
+        title, texts = read_slide(slide)
         outline.append(f"{number}. {title}" if title else f"{number}. (untitled)")
         lines.append(f"# Slide {number}: {title}" if title else f"# Slide {number}")
-        for shape in shapes(slide):
-            if shape.ShapeType == TITLE:
-                continue
-            text = text_of(shape)
-            if text:
-                lines.append(text)
+        lines.extend(texts)
         notes = notes_of(slide)
         if notes:
             lines.append("Notes: " + " ".join(notes.split()))

@@ -115,19 +115,35 @@ def test_a_paragraph_too_long_to_compare_word_by_word_is_left_whole() -> None:
 
 def test_a_workbooks_changes_are_rows_of_sheet_cell_before_and_after() -> None:
     before = "\n".join(
-        ("# Sheet: Q1 plan (A1:B1)", "1\tRent\t10", "# Sheet: It's (A1:B1)", "1\tx\t1")
+        (
+            "# Sheet: Plain (A1:A1)",
+            "1\t1",
+            "# Sheet: Q1 plan (A1:B1)",
+            "1\tRent\t10",
+            "# Sheet: It's (A1:B1)",
+            "1\tx\t1",
+        )
     )
     before += "\n# Sheet: Old (empty)"
     after = "\n".join(
-        ("# Sheet: Q1 plan (A1:B2)", "1\tRent\t12", "2\tFood", "# Sheet: It's (A1:B1)", "1\t\t2")
+        (
+            "# Sheet: Plain (A1:A1)",
+            "1\t2",
+            "# Sheet: Q1 plan (A1:B2)",
+            "1\tRent\t12",
+            "2\tFood",
+            "# Sheet: It's (A1:B1)",
+            "1\t\t2",
+        )
     )
     after += "\n# Sheet: New (empty)"
-    changes = kind_diff(Spreadsheet, before, after, limits=DiffLimits(changes=5))
+    changes = kind_diff(Spreadsheet, before, after, limits=DiffLimits(changes=6))
     assert changes is not None
     rows = kind_rows(changes)
     assert rows.sheets == ["sheet removed: Old", "sheet added: New"]
     # A quoted sheet's name is shown as the person named it; an empty side is None.
     assert rows.cells == [
+        CellRow("Plain", "A1", "1", "2"),
         CellRow("Q1 plan", "B1", "10", "12"),
         CellRow("Q1 plan", "A2", None, "Food"),
         CellRow("It's", "A1", "x", None),

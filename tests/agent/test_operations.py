@@ -1,14 +1,20 @@
 """``find_commands``: a query's words, in any order, find the command, the best match first."""
 
 import pytest
+from artifactr.core import Proposed
 
-from artifactr.files.agent.operations import find_commands, rank_commands
+from artifactr.files import Spreadsheet
+from artifactr.files.agent.operations import Edited, find_commands, rank_commands
 from artifactr.files.apps.fake import FakeApp
+from artifactr.files.apps.libreoffice._app import CATALOGS
 from artifactr.files.apps.libreoffice._catalog import CATALOG
 from artifactr.files.core.app_port import CommandSpec
+from artifactr.files.native.diff import DiffLimits, KindDiff, kind_diff
 from tests.world import world_in_memory
 
 LIBREOFFICE = [command.spec() for command in CATALOG]
+EVERY_FORMAT = [command.spec() for catalog in CATALOGS.values() for command in catalog.values()]
+"""LibreOffice's three catalogs, as its ``commands()`` lists them: Writer's, Calc's, Impress's."""
 
 
 async def fake() -> list[CommandSpec]:
@@ -58,3 +64,55 @@ async def test_find_commands_answers_with_the_ranked_commands() -> None:
     files = world_in_memory().files
     answer = await find_commands(files, "add a paragraph")
     assert answer.startswith("Commands matching 'add a paragraph': 4.\n- text.newParagraph ")
+
+
+@pytest.mark.parametrize(
+    ("query", "found"),
+    [
+        ("workbook set cell", "cell.set"),
+        ("set a cell's formula", "cell.set"),
+        ("workbook add a comment", "cell.addComment"),
+        ("add a sheet", "sheet.add"),
+        ("workbook insert rows", "rows.insert"),
+        ("deck move slide", "slide.move"),
+        ("deck slide title", "slide.setTitle"),
+        ("deck add a comment", "slide.addComment"),
+        ("speaker notes", "slide.setNotes"),
+        ("replace text in the deck", "slides.replaceAll"),
+    ],
+)
+def test_a_workbooks_and_a_decks_commands_are_found_by_the_words_the_tools_suggest(
+    query: str, found: str
+) -> None:
+    assert rank_commands(EVERY_FORMAT, query)[0].id == found
+
+
+PROPOSED = Proposed(seq=1, proposal_id="prp_1")
+
+
+def test_an_edits_answer_lists_fifty_of_its_changes_and_says_how_many_more() -> None:
+    before = "# Sheet: S (A1:A60)\n" + "\n".join(f"{row}\t{row}" for row in range(1, 61))
+    after = "# Sheet: S (A1:A60)\n" + "\n".join(f"{row}\t{-row}" for row in range(1, 61))
+    changes = kind_diff(Spreadsheet, before, after)
+    answer = Edited(PROPOSED, changes).answer("Proposed.")
+    lines = answer.splitlines()
+    assert lines[:3] == [
+        "Proposed.",
+        "What it changes, as the app computed it (60):",
+        "- S!A1: 1 → -1",
+    ]
+    assert lines[-2:] == ["- S!A50: 50 → -50", "…and 10 more."]
+    cut = kind_diff(Spreadsheet, before, after, limits=DiffLimits(changes=3))
+    assert (
+        Edited(PROPOSED, cut)
+        .answer("Proposed.")
+        .endswith("- S!A3: 3 → -3\nThere are more: the list was cut at its bound.")
+    )
+
+
+def test_an_edit_that_changes_no_cell_or_slide_says_its_change_is_elsewhere() -> None:
+    assert Edited(PROPOSED, KindDiff(changes=())).answer("Proposed.") == (
+        "Proposed.\nIt changes no cell's value, no sheet and no slide's text: its change is "
+        "elsewhere (formatting or a comment, say)."
+    )
+    assert Edited(PROPOSED, None).answer("Proposed.") == "Proposed."

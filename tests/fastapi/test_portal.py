@@ -3,12 +3,14 @@
 The portal runs beside the files router, over the router tests' app (FakeApp, SQLite or
 PostgreSQL, alice and bob as people, mallory refused). Each test reads the HTML a person would
 see: the words of each outcome, which buttons are offered, and the links to the router's
-renders and downloads. The browser tests (tests/browser) drive the same pages in chromium.
+renders and downloads. A workbook's and a deck's diffs run on the real LibreOffice, on SQLite
+alone. The browser tests (tests/browser) drive the same pages in chromium.
 """
 
 import html
 import re
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -18,6 +20,8 @@ from artifactr import AgentActor, UserActor
 from artifactr.workspace import Workspace
 from fastapi import FastAPI
 
+from artifactr.files import Presentation, Spreadsheet, WordDocument
+from artifactr.files.apps.libreoffice import LibreOffice
 from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.manifests import NativeFile
 from artifactr.files.fastapi.portal import (
@@ -32,7 +36,10 @@ from artifactr.files.fastapi.portal import (
 from artifactr.files.fastapi.router import files_router
 from artifactr.files.native.diff import DiffLimits
 from tests.documents import build_docx
-from tests.fastapi.conftest import ALICE, BOB, MALLORY, WORKSPACE, Api, resolve_actor
+from tests.fastapi.conftest import ALICE, BOB, MALLORY, WORKSPACE, Api, MakeApi, resolve_actor
+from tests.office import need_office
+from tests.sheets import build_pptx, build_xlsx
+from tests.world import chunks
 
 PEOPLE = [Person(id="alice", name="Alice", role="editor"), Person(id="bob", name="Bob")]
 PARAGRAPHS = [f"Clause {n} of the agreement." for n in range(1, 61)]
@@ -58,6 +65,13 @@ class Portal:
 
 @pytest.fixture
 async def portal(api: Api) -> AsyncIterator[Portal]:
+    async with portal_over(api) as opened:
+        yield opened
+
+
+@asynccontextmanager
+async def portal_over(api: Api) -> AsyncIterator[Portal]:
+    """The portal beside the files router over the api's service, and a person's browser."""
     app = FastAPI()
     app.include_router(files_router(api.files, api.workspaces, resolve_actor=resolve_actor))
     app.include_router(
@@ -84,6 +98,17 @@ def words(response: httpx2.Response) -> str:
     text = re.sub(r"</?(ins|del|strong|time|code)\b[^>]*>", "", response.text)
     text = re.sub(r"<[^>]+>", " ", text)
     return " ".join(html.unescape(text).split())
+
+
+def table(response: httpx2.Response, kind: str) -> list[list[str]]:
+    """Return a table of changes (``cells`` or ``slides``) as a person reads it: rows of cells."""
+    found = re.search(rf'<table class="changes {kind}">(.*?)</table>', response.text, re.S)
+    assert found is not None, response.text
+    rows = re.findall(r"<tr>(.*?)</tr>", found.group(1), re.S)
+    return [
+        [" ".join(html.unescape(re.sub(r"<[^>]+>", "", cell)).split()) for cell in cells]
+        for cells in (re.findall(r"<t[hd][^>]*>(.*?)</t[hd]>", row, re.S) for row in rows)
+    ]
 
 
 def technical(response: httpx2.Response) -> str:
@@ -479,6 +504,81 @@ async def test_a_proposal_page_shows_its_diff_and_lets_another_person_decide(
     assert notice(again) == "This proposal was rejected already."  # a repeated post: harmless
     gone = await portal.get(f"/{artifact_id}/proposals/{proposal_id}", who=BOB)
     assert gone.status_code == 404
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("engine", ["sqlite"], indirect=True)  # the office is the cost: one db
+async def test_a_workbooks_and_a_decks_diffs_show_their_changed_cells_and_slides_in_tables(
+    make_api: MakeApi,
+) -> None:
+    need_office()
+    api = await make_api(
+        app=LibreOffice(),
+        types=[WordDocument, Spreadsheet, Presentation],
+        deadline=90,
+        render_deadline=90,
+    )
+    ws = await api.ws()
+    book = (await api.files.upload(ws, "budget.xlsx", chunks(build_xlsx()))).artifact_id
+    deck = (await api.files.upload(ws, "review.pptx", chunks(build_pptx(3)))).artifact_id
+    agent = await api.ws(AgentActor(thread_id="thr_1", on_behalf_of=UserActor(id="alice")))
+    cells = [
+        {"command": "cell.set", "params": {"cell": "B3", "value": 450}},
+        {
+            "command": "cell.set",
+            "params": {"cell": "Notes!A1", "value": "<script>x()</script> & co"},
+        },
+        {"command": "sheet.add", "params": {"name": "Q1 plan"}},
+    ]
+    proposed = await api.files.edit(
+        agent, book, base_version=1, commands=[AppCommand.model_validate(c) for c in cells]
+    )
+    slides = [
+        {"command": "slide.setTitle", "params": {"slide": 2, "text": "Costs & <risks>"}},
+        {"command": "slide.move", "params": {"slide": 3, "to": 1}},
+        {"command": "slide.insert", "params": {"title": "Next steps"}},
+    ]
+    await api.files.edit(
+        ws, deck, base_version=1, commands=[AppCommand.model_validate(c) for c in slides]
+    )
+
+    async with portal_over(api) as portal:
+        proposal = await portal.get(f"/{book}/proposals/{proposed.model_dump()['proposal_id']}")
+        revision = await portal.get(f"/{deck}/diff?from=1&to=2")
+
+    # The workbook's proposal: each changed cell by sheet and address, before and after, the
+    # total recalculated, the new sheet named; a cell's text is shown as text, never as markup.
+    assert table(proposal, "cells") == [
+        ["Sheet", "Cell", "Before", "After"],
+        ["Budget", "B3", "300", "450"],
+        ["Budget", "B4", "1500 (=SUM(B2:B3))", "1650 (=SUM(B2:B3))"],
+        ["Notes", "A1", "Reviewed by the board", "<script>x()</script> & co"],
+    ]
+    assert "sheet added: Q1 plan" in words(proposal)
+    assert "&lt;script&gt;x()&lt;/script&gt; &amp; co" in proposal.text
+    assert "<script>" not in proposal.text
+    assert "Changed cells and sheets" in words(proposal)
+    # The deck's revision: each changed slide with what happened and its text, changed words
+    # marked, and the slides that look different, named as slides.
+    assert table(revision, "slides") == [
+        ["Slide", "Title", "Change", "Before", "After"],
+        ["1", "Topic 3", "moved from 3", "", ""],
+        [
+            "3",
+            "Costs & <risks>",
+            "changed",
+            "Topic 2 Point 2a Point 2b Notes: Say 2",
+            "Costs & <risks> Point 2a Point 2b Notes: Say 2",
+        ],
+        ["4", "Next steps", "added", "", "Next steps"],
+    ]
+    assert "<ins>Costs &amp; &lt;risks&gt;</ins>" in revision.text
+    assert "<del>Topic 2</del>" in revision.text
+    said = words(revision)
+    assert "Slides: 3 before, 4 after" in said
+    assert "Slides that differ" in said
+    assert "slide 4, version 2" in said
+    assert "no such slide" in said
 
 
 @pytest.mark.parametrize(

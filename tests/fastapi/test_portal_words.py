@@ -6,16 +6,21 @@ from zoneinfo import ZoneInfo
 import pytest
 from artifactr.core import Forbidden, InvalidState, NotFound, PatchFailed, Rejection
 
+from artifactr.files import Presentation, Spreadsheet
 from artifactr.files.core.errors import AppCrashed, FileTooLarge, NotEnabled, UnsafeFile
 from artifactr.files.core.leases import ArtifactBusy
 from artifactr.files.fastapi.portal_words import (
     MAX_WORDS,
+    CellRow,
     Piece,
+    SlideRow,
     changed_words,
     exact,
     for_people,
+    kind_rows,
     relative,
 )
+from artifactr.files.native.diff import DiffLimits, kind_diff
 
 NOW = datetime(2026, 11, 30, 12, tzinfo=UTC)
 
@@ -106,3 +111,65 @@ def test_the_words_that_differ_are_marked_in_both_paragraphs() -> None:
 def test_a_paragraph_too_long_to_compare_word_by_word_is_left_whole() -> None:
     long = " ".join(["word"] * (MAX_WORDS + 1))
     assert changed_words(long, "short") == ([Piece(long, False)], [Piece("short", False)])
+
+
+def test_a_workbooks_changes_are_rows_of_sheet_cell_before_and_after() -> None:
+    before = "\n".join(
+        (
+            "# Sheet: Plain (A1:A1)",
+            "1\t1",
+            "# Sheet: Q1 plan (A1:B1)",
+            "1\tRent\t10",
+            "# Sheet: It's (A1:B1)",
+            "1\tx\t1",
+        )
+    )
+    before += "\n# Sheet: Old (empty)"
+    after = "\n".join(
+        (
+            "# Sheet: Plain (A1:A1)",
+            "1\t2",
+            "# Sheet: Q1 plan (A1:B2)",
+            "1\tRent\t12",
+            "2\tFood",
+            "# Sheet: It's (A1:B1)",
+            "1\t\t2",
+        )
+    )
+    after += "\n# Sheet: New (empty)"
+    changes = kind_diff(Spreadsheet, before, after, limits=DiffLimits(changes=6))
+    assert changes is not None
+    rows = kind_rows(changes)
+    assert rows.sheets == ["sheet removed: Old", "sheet added: New"]
+    # A quoted sheet's name is shown as the person named it; an empty side is None.
+    assert rows.cells == [
+        CellRow("Plain", "A1", "1", "2"),
+        CellRow("Q1 plan", "B1", "10", "12"),
+        CellRow("Q1 plan", "A2", None, "Food"),
+        CellRow("It's", "A1", "x", None),
+    ]
+    assert rows.slides == []
+    assert rows.truncated  # It's!B1 was past the bound
+
+
+def test_a_decks_changes_are_rows_of_slide_change_and_text_its_changed_words_marked() -> None:
+    before = "# Slide 1: Intro\nHi\n# Slide 2: Plan\nGrow\n# Slide 3: Costs\nRent\n# Slide 4\nBody"
+    after = "# Slide 1: Costs\nRent and food\n# Slide 2: Intro\nHi\n# Slide 3: Plan\nGrow\n"
+    after += "# Slide 4: Next"
+    changes = kind_diff(Presentation, before, after)
+    assert changes is not None
+    rows = kind_rows(changes)
+    assert rows.cells == rows.sheets == []
+    assert rows.slides == [
+        SlideRow(4, "removed", "", [Piece("Body", False)], []),
+        SlideRow(1, "moved from 3", "Costs", [], []),
+        SlideRow(
+            1,
+            "changed",
+            "Costs",
+            [Piece("Costs\nRent", False)],
+            [Piece("Costs\nRent ", False), Piece("and food", True)],
+        ),
+        SlideRow(4, "added", "Next", [], [Piece("Next", False)]),
+    ]
+    assert not rows.truncated

@@ -46,6 +46,11 @@ async def _says_nothing(messages: list[ModelMessage], info: AgentInfo) -> ModelR
     return ModelResponse(parts=[TextPart("Noted.")])
 
 
+def quiet_runner() -> Runner[None]:
+    """The runner the server is given for its own tools: an agent that only says "Noted."."""
+    return Runner(Agent(function_model(_says_nothing), deps_type=Session[None]), app=None)
+
+
 @dataclass(kw_only=True)
 class Server(World):
     """The world (tests/world.py) on SQL, and the MCP server over it."""
@@ -122,6 +127,6 @@ async def server(engine: AsyncEngine) -> AsyncIterator[Server]:
         deadline=DEADLINE,
         render_deadline=DEADLINE,
     )
-    runner = Runner(Agent(function_model(_says_nothing), deps_type=Session[None]), app=None)
+    runner = quiet_runner()
     yield Server(**usual.parts(), runner=runner, hidden=hidden)
     await runner.aclose()

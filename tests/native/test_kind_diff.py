@@ -94,3 +94,20 @@ def test_a_deck_diff_names_slides_added_removed_moved_and_changed() -> None:
 
 def test_a_word_document_has_no_diff_in_other_terms() -> None:
     assert kind_diff(WordDocument, "a", "b") is None
+
+
+def test_a_retitled_slide_is_changed_not_removed_and_added() -> None:
+    before = "# Slide 1: Intro\nHello\n# Slide 2: Topic 2\nPoint a\nNotes: Say 2\n# Slide 3: End"
+    after = "# Slide 1: Intro\nHello\n# Slide 2: Costs\nPoint a\nNotes: Say 2\n# Slide 3: Fin"
+    found = kind_diff(Presentation, before, after)
+    assert found is not None
+    # The body matches slide 2; slide 3 is a title alone, with nothing else to match it by.
+    assert [change.line for change in found.changes] == [
+        "slide 3 removed: End",
+        "slide 2 changed: Costs",
+        "slide 3 added: Fin",
+    ]
+    assert (found.changes[1].before, found.changes[1].after) == (
+        "Topic 2\nPoint a\nNotes: Say 2",
+        "Costs\nPoint a\nNotes: Say 2",
+    )

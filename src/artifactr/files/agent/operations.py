@@ -11,7 +11,10 @@ acts as the workspace handle it is given, through :class:`NativeFiles`, and answ
   the switch, a refused write).
 
 A person's check-out is not raised: :func:`edit_native` answers who has the file and until when.
-``follow`` is called with a file's id once a call has found it, before the work.
+An edit of a workbook or a deck is answered with what it changed in the kind's own terms (cells,
+sheets, slides), read from the texts the app wrote, so an agent learns a formula's recalculated
+value even of a proposal it can't read yet. ``follow`` is called with a file's id once a call has
+found it, before the work.
 """
 
 import json
@@ -30,9 +33,10 @@ from artifactr.files.core.checkouts import Holder, parse_holder
 from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.errors import AppFailure, AppRefused
 from artifactr.files.core.leases import ArtifactBusy, ArtifactLease, scope_of
-from artifactr.files.core.manifests import NativeFile
+from artifactr.files.core.manifests import NativeFile, Presentation, Spreadsheet
 from artifactr.files.core.visibility import visible
 from artifactr.files.native import NativeFiles, Unchanged
+from artifactr.files.native.diff import KindDiff, kind_diff
 
 Follow = Callable[[str], Awaitable[None]]
 """Called with a file's id once a call has found it: the thread's focus, or nothing."""
@@ -63,6 +67,29 @@ class Page:
 
     png: bytes
     """The page, as a PNG."""
+
+
+@dataclass(frozen=True)
+class Edited:
+    """An edit made: its outcome, and for a workbook or a deck, what it changed."""
+
+    outcome: Applied | Proposed
+    """A new version, or a proposal."""
+
+    changes: KindDiff | None
+    """What changed in the kind's own terms (cells, sheets, slides), between the base's text and
+    the new version's or the proposal's; None for a Word document."""
+
+    def answer(self, told: str) -> str:
+        """Return the answer: the outcome as told (``told``), then the changes, if any are kept.
+
+        At most :data:`~wording.MAX_CHANGES_TOLD` changes are listed.
+        """
+        if self.changes is None:
+            return told
+        changes = self.changes.changes
+        lines = [change.line for change in changes[: wording.MAX_CHANGES_TOLD]]
+        return wording.kind_changes(told, lines, len(changes), cut=self.changes.truncated)
 
 
 @dataclass(frozen=True)
@@ -181,11 +208,12 @@ async def edit_native(
     summary: str,
     thread_id: str | None,
     follow: Follow,
-) -> Applied | Proposed | str:
+) -> Edited | str:
     """Edit a native file with one batch of the app's commands, as the handle's actor.
 
-    Return the outcome (an agent's edit of a ``propose`` kind is :class:`Proposed`), or the
-    answer to a batch that changed nothing or to a file a person has checked out.
+    Return what was edited (an agent's edit of a ``propose`` kind is :class:`Proposed`), with
+    what it changed for a workbook or a deck; or the answer to a batch that changed nothing or
+    to a file a person has checked out.
 
     Raises:
         WrongArguments: If it is not a native file here, the batch is empty or names a command
@@ -227,7 +255,7 @@ async def edit_native(
         return await _checked_out(ws, files, busy.lease, held)
     if isinstance(outcome, Unchanged):
         return wording.unchanged(artifact_id, outcome.version)
-    return outcome
+    return Edited(outcome, await _changes(ws, files, head, base_version, outcome))
 
 
 async def view_page(
@@ -272,6 +300,21 @@ async def _native(
         problems.append(wording.not_native(artifact_id, artifact.kind, files.app.name))
         return None
     return _Head(artifact_id, artifact.version, data)
+
+
+async def _changes(
+    ws: Workspace, files: NativeFiles, head: _Head, base_version: int, outcome: Applied | Proposed
+) -> KindDiff | None:
+    """Return what an edit changed in a workbook's or a deck's terms; None for another kind."""
+    kind = type(head.data)
+    if not issubclass(kind, Spreadsheet | Presentation):
+        return None
+    before = await files.text(ws, head.artifact_id, base_version)
+    if isinstance(outcome, Applied):
+        after = await files.text(ws, head.artifact_id, outcome.version)
+    else:
+        after = await files.proposal_text(ws, head.artifact_id, outcome.proposal_id)
+    return kind_diff(kind, before, after)
 
 
 def _check_start(start: int, total: int, unit: str, *, known: bool, problems: list[str]) -> None:

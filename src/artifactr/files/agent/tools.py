@@ -113,7 +113,11 @@ def native_file_tools(files: NativeFiles, *, view: bool = False) -> AbstractTool
                 thread_id=ctx.deps.thread_id,
                 follow=_follower(ctx),
             )
-        return outcome if isinstance(outcome, str) else describe_outcome(outcome)
+        return (
+            outcome
+            if isinstance(outcome, str)
+            else outcome.answer(describe_outcome(outcome.outcome))
+        )
 
     if view:
 

@@ -21,6 +21,12 @@ REVIEW_ITEMS: Final = 50
 MAX_COMMANDS: Final = 10
 """How many of the app's commands ``find_commands`` lists."""
 
+MAX_CHANGES_TOLD: Final = 50
+"""How many of a workbook's or a deck's changes ``edit_native``'s answer lists."""
+
+NATIVE_FILE: Final = "a Word document, an Excel workbook or a PowerPoint deck"
+"""What a native file is, as a parameter's description names it."""
+
 STALE_HINT: Final = " Read the artifact again, then retry."
 """What follows a stale base's refusal, as artifactr's agent capability adds it."""
 
@@ -53,10 +59,15 @@ WORKSPACE_ID: Final = "The workspace the file is in; list_workspaces lists them.
 READ_NATIVE: Final = ToolWording(
     "read_native",
     f"Read a native file's text, {READ_CHARS:,} characters a call, as the app reads it.\n\n"
-    "The text is the body's words, one line a paragraph, without formatting or pictures.\n"
+    "A Word document's text is the body's words, one line a paragraph, without formatting or\n"
+    "pictures. A workbook's is each sheet, `# Sheet: Budget (A1:B4)`, then a line a row: the\n"
+    "row's number, then its cells from column A, tab-separated, each as its computed value,\n"
+    "with the formula after the value where the cell has one: `1500 (=SUM(B2:B3))`.\n"
+    "A deck's is each slide, `# Slide 2: Its title`, then its text and tables (rows of\n"
+    "tab-separated cells), then `Notes: ` and its speaker notes.\n"
     "The answer names the file's version, the characters it holds, and where to read on.",
     {
-        "artifact_id": "The native file (a Word document) to read.",
+        "artifact_id": f"The native file ({NATIVE_FILE}) to read.",
         "start": "The character to read from: 0 at first, then the start each answer gives,\n"
         "until it says the text has ended.",
     },
@@ -68,9 +79,10 @@ READ_REVIEW: Final = ToolWording(
     "gives them.\n\n"
     "Each line is one item as JSON: `kind` is `comment` or `change`, with the app's\n"
     "`id`, `author`, `date` and `text`; a change says whether it is an `insert` or a\n"
-    "`delete`, and a comment may name the `anchor` text it is on.",
+    "`delete`, and a comment may name the `anchor` it is on: a text, a workbook's cell\n"
+    "(`Budget!A2`) or a deck's slide (`slide 2`).",
     {
-        "artifact_id": "The native file (a Word document) whose review to read.",
+        "artifact_id": f"The native file ({NATIVE_FILE}) whose review to read.",
         "start": "The item to read from: 0 at first, then the start each answer gives.",
     },
 )
@@ -79,10 +91,15 @@ FIND_COMMANDS: Final = ToolWording(
     "find_commands",
     "Find the app's commands by the words of their id or description, ten at most.\n\n"
     "The commands that match the most of your words, in any order, come first. Each is\n"
-    'listed with its parameters, which `edit_native` takes as `{"command": id, "params": {...}}`.',
+    'listed with its parameters, which `edit_native` takes as `{"command": id, "params": {...}}`.\n'
+    "A batch takes the commands of its file's format only. Where the app edits workbooks and\n"
+    "decks too, a workbook's commands are labelled `Workbook:` (cells, ranges, rows, columns,\n"
+    "sheets, formulas) and a deck's `Deck:` (slides, their titles, text and notes): put\n"
+    "`workbook` or `deck` in your query to find them first.",
     {
-        "query": "Words to look for, such as `replace all`, `add a comment` or `style`; an\n"
-        "empty query lists the catalog from its start.",
+        "query": "Words to look for, such as `replace all`, `add a comment`, `style`,\n"
+        "`workbook set cell` or `deck move slide`; an empty query lists the catalog from its\n"
+        "start.",
     },
 )
 
@@ -92,12 +109,18 @@ EDIT_NATIVE: Final = ToolWording(
     "The batch runs as one edit by the app, on `base_version`, which must be the\n"
     "file's version now. If the app refuses a command, the batch changes nothing. Your edit\n"
     "may become a proposal for a person to review. If a person has the file checked out,\n"
-    "you are told who and until when, and nothing is changed.",
+    "you are told who and until when, and nothing is changed.\n"
+    "A workbook is recalculated as it is saved. For a workbook or a deck, the answer lists what\n"
+    "the edit changed, as the app computed it: each cell's value before and after, such as\n"
+    "`Budget!B4: 1500 (=SUM(B2:B3)) → 1650 (=SUM(B2:B3))`, and each sheet or slide added,\n"
+    "removed, moved or changed.",
     {
-        "artifact_id": "The native file (a Word document) to edit.",
+        "artifact_id": f"The native file ({NATIVE_FILE}) to edit.",
         "base_version": "The version you read, which the batch is based on.",
         "commands": 'The app\'s commands, in order, each `{"command": id, "params": {...}}`;\n'
-        "`find_commands` lists them with their parameters.",
+        "`find_commands` lists them with their parameters. A workbook's are those labelled\n"
+        "`Workbook:` (`cell.set` sets a value or a formula, in Excel's syntax with English\n"
+        "function names), a deck's those labelled `Deck:`.",
         "summary": "What the change does, in a sentence, shown to people.",
     },
 )
@@ -106,8 +129,9 @@ VIEW_PAGE: Final = ToolWording(
     "view_page",
     "Look at one page of a native file, laid out and rendered by the app, as an image.",
     {
-        "artifact_id": "The native file (a Word document) to look at.",
-        "page": "The page, from 1; `read_artifact` says how many there are.",
+        "artifact_id": f"The native file ({NATIVE_FILE}) to look at.",
+        "page": "The page, from 1: a deck's slide, or a workbook's printed page;\n"
+        "`read_artifact` says how many there are.",
     },
 )
 
@@ -279,6 +303,27 @@ def command_line(command: str, params: str, label: str, *, mutates: bool) -> str
     return f"- {command} {params or '(no parameters)'}: {label}" + (
         "" if mutates else " (does not change the file)"
     )
+
+
+def kind_changes(told: str, lines: Sequence[str], total: int, *, cut: bool) -> str:
+    """Return an edit's answer with what it changed in a workbook's or a deck's own terms.
+
+    Args:
+        told: The outcome, as the model is told it.
+        lines: The changes listed, at most :data:`MAX_CHANGES_TOLD`, one a line.
+        total: How many changes the diff holds.
+        cut: Whether the diff itself was cut at its bound, so there may be more.
+    """
+    if not total:
+        return (
+            f"{told}\nIt changes no cell's value, no sheet and no slide's text: its change is "
+            "elsewhere (formatting or a comment, say)."
+        )
+    more = total - len(lines)
+    listed = "".join(f"\n- {line}" for line in lines)
+    rest = f"\n…and {more} more." if more > 0 else ""
+    bound = "\nThere are more: the list was cut at its bound." if cut else ""
+    return f"{told}\nWhat it changes, as the app computed it ({total}):{listed}{rest}{bound}"
 
 
 def page_caption(heading: str, page: int, pages: int | None) -> str:

@@ -15,7 +15,8 @@ must be included in the same app::
 What a person sees, under ``/portal/workspaces/{workspace_id}/files``: the workspace's files;
 for one file its name, size, outline, the lease's holder and expiry, page previews that open
 full size, its history (who, when and the summary of each revision, and its diff: changed
-words, differing pages side by side with the changed region marked) and its pending proposals
+words, a workbook's changed cells and sheets or a deck's changed slides in tables, differing
+pages side by side with the changed region marked) and its pending proposals
 (who, when, what they wrote; an outdated one said so, with no Accept that can only fail, and a
 stale check-in's with the revisions accepting it would undo); check-out (which downloads the
 file), extend, discard, ending someone else's check-out after a confirmation (for whoever may,
@@ -81,9 +82,16 @@ from starlette.templating import Jinja2Templates
 from artifactr.files.core.clock import rfc3339, utc_now
 from artifactr.files.core.errors import AppFailure, UnsafeFile
 from artifactr.files.core.leases import ArtifactBusy, scope_of
-from artifactr.files.core.manifests import Blob, NativeFile
+from artifactr.files.core.manifests import Blob, NativeFile, Presentation, Spreadsheet
 from artifactr.files.fastapi.bodies import FormRefused, read_body
-from artifactr.files.fastapi.portal_words import Piece, changed_words, exact, for_people, relative
+from artifactr.files.fastapi.portal_words import (
+    Piece,
+    changed_words,
+    exact,
+    for_people,
+    kind_rows,
+    relative,
+)
 from artifactr.files.fastapi.router import SUMMARY
 from artifactr.files.native import CheckedIn, NativeFiles
 from artifactr.files.native.diff import DiffLimits, FileDiff, TextDiff, proposal_diff, revision_diff
@@ -548,8 +556,16 @@ def portal_router(
             "editor_links": links,
         }
 
-    def diff_context(link: "_Urls", found: FileDiff) -> dict[str, object]:
-        return {"link": link, "found": found, "marked": _marked(found.text), "full": FULL_SCALE}
+    def diff_context(link: "_Urls", found: FileDiff, manifest: NativeFile) -> dict[str, object]:
+        return {
+            "link": link,
+            "found": found,
+            "marked": _marked(found.text),
+            "full": FULL_SCALE,
+            "workbook": isinstance(manifest, Spreadsheet),
+            "unit": "slide" if isinstance(manifest, Presentation) else "page",
+            "rows": None if found.changes is None else kind_rows(found.changes),
+        }
 
     @router.get("/workspaces/{workspace_id}/files/{artifact_id}/diff", name="portal_diff")
     async def diff_page(
@@ -567,7 +583,7 @@ def portal_router(
         context = {
             "title": f"{manifest.name}: version {before} to {after}",
             "back_label": manifest.name,
-            **diff_context(urls(request, ws), found),
+            **diff_context(urls(request, ws), found, manifest),
         }
         return render(request, "diff.html", context, ws.actor)
 
@@ -607,7 +623,7 @@ def portal_router(
             "undone": undone,
             "made_from": made_from,
             "responder": await may(ws, RESPOND, artifact_id),
-            **diff_context(urls(request, ws), found),
+            **diff_context(urls(request, ws), found, manifest),
         }
         return render(request, "proposal.html", context, ws.actor)
 

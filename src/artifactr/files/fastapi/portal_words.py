@@ -9,6 +9,9 @@ Pure functions of their arguments, for :mod:`artifactr.files.fastapi.portal`'s t
   reason, as the API gives it, is kept beside it.
 - :func:`changed_words` marks the words that differ between a removed paragraph and the one
   added in its place; a paragraph past :data:`MAX_WORDS` words is not marked.
+- :func:`kind_rows` lays a workbook's or a deck's changes out as the diff page's tables: each
+  cell by its sheet and address with its value before and after, and each slide with what
+  happened to it and its text, the changed words marked.
 """
 
 import difflib
@@ -20,6 +23,7 @@ from typing import Final
 from artifactr.core import Rejection
 
 from artifactr.files.core.errors import AppFailure, FileTooLarge, NotEnabled, UnsafeFile
+from artifactr.files.native.diff import KindChange, KindDiff
 
 MAX_WORDS: Final = 2_000
 """The longest paragraph whose changed words are marked, in words."""
@@ -174,3 +178,88 @@ def _pieces(
     if at < len(text):
         add(text[at:], False)
     return pieces
+
+
+# ─── a workbook's cells and a deck's slides ───────────────────────────────────
+
+
+@dataclass(frozen=True)
+class CellRow:
+    """A changed cell, as the diff page's table shows it."""
+
+    sheet: str
+    """The sheet's name, unquoted (``Q1 plan``)."""
+    cell: str
+    """The cell's address on it (``B4``)."""
+    before: str | None
+    """Its value, with its formula after it where it has one; None if it was empty."""
+    after: str | None
+    """Its value now; None if it is empty now."""
+
+
+@dataclass(frozen=True)
+class SlideRow:
+    """A changed slide, as the diff page's table shows it."""
+
+    slide: int
+    """Its number: in the second version, unless it was removed."""
+    change: str
+    """What happened to it, in words: ``added``, ``removed``, ``changed`` or ``moved from 3``."""
+    title: str
+    """Its title, "" for none."""
+    before: list[Piece]
+    """Its text before (the title, then the rest), the changed words marked; none if new."""
+    after: list[Piece]
+    """Its text now; none if removed."""
+
+
+@dataclass(frozen=True)
+class KindRows:
+    """A workbook's or a deck's changes, as the diff page's tables show them."""
+
+    sheets: list[str]
+    """The sheets added and removed, one line each (``sheet added: Notes``)."""
+    cells: list[CellRow]
+    """The changed cells, sheet by sheet."""
+    slides: list[SlideRow]
+    """The changed slides, in the second version's order."""
+    truncated: bool
+    """Whether the diff's list was cut at its bound."""
+
+
+def kind_rows(changes: KindDiff) -> KindRows:
+    """Return a workbook's or a deck's changes as the diff page's rows."""
+    rows = KindRows([], [], [], changes.truncated)
+    for change in changes.changes:
+        if change.what == "cell":
+            sheet, _, cell = change.where.rpartition("!")
+            rows.cells.append(CellRow(_unquoted(sheet), cell, change.before, change.after))
+        elif change.what.startswith("sheet_"):
+            rows.sheets.append(change.line)
+        else:
+            rows.slides.append(_slide_row(change))
+    return rows
+
+
+def _unquoted(sheet: str) -> str:
+    """Return a sheet's name as a reference writes it, unquoted: ``'Q1 plan'`` is ``Q1 plan``."""
+    if len(sheet) > 1 and sheet[0] == sheet[-1] == "'":
+        return sheet[1:-1].replace("''", "'")
+    return sheet
+
+
+def _slide_row(change: KindChange) -> SlideRow:
+    """Return a slide's change as a row; its title is the one the change's line names."""
+    number = int(change.where.removeprefix("slide "))
+    title = change.line.partition(": ")[2]
+    before, after = change.before or "", change.after or ""
+    if change.what == "slide_moved":
+        return SlideRow(
+            number, f"moved from {before}", title.removesuffix(f", {before} → {after}"), [], []
+        )
+    if change.what == "slide_changed":
+        old, new = changed_words(before, after)
+        return SlideRow(number, "changed", title, old, new)
+    if change.what == "slide_added":
+        return SlideRow(number, "added", title, [], [Piece(after, False)])
+    return SlideRow(number, "removed", title, [Piece(before, False)], [])

@@ -139,7 +139,11 @@ def add_native_file_tools(
                 thread_id=None,
                 follow=_nothing,
             )
-        return outcome if isinstance(outcome, str) else describe_outcome(outcome)
+        return (
+            outcome
+            if isinstance(outcome, str)
+            else outcome.answer(describe_outcome(outcome.outcome))
+        )
 
     _add(server, edit_native, words, _EDITS)
     if not view:

@@ -299,8 +299,9 @@ def kind_diff(
     The texts are as the inspection wrote them. A workbook's text is read back into cells
     (``Budget!B4``: the value, with its formula), so a diff names each cell that changed, and
     each sheet added or removed. A deck's slides are matched by their text, then by their
-    title: a slide matched at another place among the others is moved, one matched by its
-    title alone changed, and the rest added or removed.
+    title, then by the rest of their text (a slide retitled): a slide matched at another place
+    among the others is moved, one matched by its title or the rest alone changed, and the rest
+    added or removed.
     """
     bound = limits or DiffLimits()
     if issubclass(kind, Spreadsheet):
@@ -391,21 +392,20 @@ def _slides(text: str) -> list[tuple[str, str]]:
 
 
 def _slide_changes(old: list[tuple[str, str]], new: list[tuple[str, str]]) -> list[KindChange]:
-    # Pairs (old index, new index): the same text first, then the same title.
+    # Pairs (old index, new index): the same text first, then the same title, then the same
+    # rest of the text; a slide of a title alone has no rest to match (a new object is unequal).
     pairs: dict[int, int] = {}
-    for whole in (True, False):
+    keys: tuple[Callable[[tuple[str, str]], object], ...] = (
+        lambda slide: slide,
+        lambda slide: slide[0],
+        lambda slide: slide[1] or object(),
+    )
+    for key in keys:
         free = [index for index in range(len(old)) if index not in pairs]
         for new_index, slide in enumerate(new):
             if new_index in pairs.values():
                 continue
-            found = next(
-                (
-                    at
-                    for at in free
-                    if (old[at] if whole else old[at][0]) == (slide if whole else slide[0])
-                ),
-                None,
-            )
+            found = next((at for at in free if key(old[at]) == key(slide)), None)
             if found is not None:
                 pairs[found] = new_index
                 free.remove(found)

@@ -39,6 +39,9 @@ QUICK = Path(__file__).with_name("quick.py")
 TOKEN = "test-token-0123456789abcdef0123456789abcdef"
 """The bearer token every test worker is given."""
 
+START_TIMEOUT = 60.0
+"""Seconds a worker may take to start before it is taken to hang: never hit by a slow start."""
+
 
 @dataclass(frozen=True)
 class Served:
@@ -99,10 +102,11 @@ def serving(settings: Settings) -> Iterator[str]:
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
+    # Wait for the worker to be ready; the bound only tells a worker that hangs from a slow one.
     started = time.monotonic()
     while not server.started:
         assert thread.is_alive(), "the worker didn't start"
-        assert time.monotonic() - started < 10, "the worker took over 10 s to start"
+        assert time.monotonic() - started < START_TIMEOUT, "the worker hangs at its start"
         time.sleep(0.01)
     try:
         yield f"http://127.0.0.1:{listener.getsockname()[1]}"

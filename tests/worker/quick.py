@@ -10,6 +10,7 @@ tools with hand-written JSON-RPC lines and the standard library only:
   WordCraft does (its steps, the last one failed); the reads answer an empty document of one
   page; ``render_page`` a 1 x 1 PNG; ``list_commands`` two commands.
 - ``QUICK_MODE`` makes the first tool call misbehave: ``sleep`` (for ``QUICK_SLEEP`` seconds, then
+  answer), ``gate`` (wait until the file ``QUICK_GATE`` names exists, which the test makes, then
   answer), ``cpu`` (spin), ``memory`` (allocate until refused), ``files`` (open files until
   refused) or ``fsize`` (write a file without end).
 - ``STANDIN_PIDS`` names a file it appends its pid to, as the full stand-in does.
@@ -87,6 +88,9 @@ def text(value: Any) -> dict[str, Any]:
 def misbehave(mode: str) -> None:
     if mode == "sleep":
         time.sleep(float(os.environ.get("QUICK_SLEEP", "1")))
+    elif mode == "gate":
+        while not os.path.exists(os.environ["QUICK_GATE"]):
+            time.sleep(0.01)
     elif mode == "cpu":
         while True:
             pass

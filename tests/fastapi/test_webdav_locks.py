@@ -292,6 +292,30 @@ async def test_a_put_on_a_locked_file_names_the_lock_or_is_refused(dav: Dav) -> 
     del artifact_id
 
 
+async def test_litmus_s_complex_conditions_hold_or_fail_when_sent_whole(dav: Dav) -> None:
+    # litmus cuts these headers at 199 bytes, mid-list with our 64-digit ETags (400): whole,
+    # they hold (or, with a corrupt ETag, fail with 412) as RFC 4918 says.
+    await dav.api.upload()
+    token = token_of(await lock(dav))
+    etag = (await dav.client.head(dav.url(NAME), headers=ALICE)).headers["ETag"]
+    complex_if = f"(<{token}> [{etag}]) (Not <DAV:no-lock> [{etag}])"
+    assert len(complex_if) > 199
+    held = await dav.client.put(dav.url(NAME), content=MINE, headers={**ALICE, "If": complex_if})
+    assert held.status_code == 204
+    etag = held.headers["ETag"]
+    corrupt = etag[:-3] + chr(ord(etag[-3]) + 1) + etag[-2:]
+    failed = await dav.client.put(
+        dav.url(NAME),
+        content=MORE,
+        headers={**ALICE, "If": f"(<{token}> [{corrupt}]) (Not <DAV:no-lock> [{corrupt}])"},
+    )
+    assert failed.status_code == 412
+    cut = await dav.client.put(
+        dav.url(NAME), content=MORE, headers={**ALICE, "If": complex_if[:199]}
+    )
+    assert cut.status_code == 400
+
+
 async def test_a_save_after_someone_else_s_revision_is_kept_as_a_proposal(dav: Dav) -> None:
     artifact_id = await dav.api.upload()
     token = token_of(await lock(dav, lease="Second-60"))

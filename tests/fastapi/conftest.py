@@ -2,7 +2,7 @@
 
 import asyncio
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -102,54 +102,59 @@ def build_app(files: NativeFiles, workspaces: Workspaces) -> FastAPI:
     return app
 
 
+async def open_api(
+    engine: AsyncEngine,
+    stack: AsyncExitStack,
+    *,
+    app: App | None = None,
+    on: AsyncEngine | None = None,
+    clock: Clock | None = None,
+    **options: Any,
+) -> Api:
+    """Return an :class:`Api` on a migrated database, its client closed with ``stack``."""
+    # ``on``: another engine on the same database, as a second process would open it.
+    db = on or engine
+    hidden: dict[str, set[str]] = {}
+
+    async def hides(tenant: str, workspace: str, actor: Actor) -> Visibility:
+        return Visibility(artifacts=frozenset(hidden.get(actor.participant, set())))
+
+    async def allow(tenant: str, workspace: str | None, actor: Actor, access: object) -> bool:
+        # carol may do anything but read the log (WebDAV's times are then fixed).
+        if actor.participant == "user:carol":
+            return getattr(access, "action", None) != "artifactr:read_events"
+        return actor.participant != "user:mallory"
+
+    clock = clock or Clock()
+    storage = SqlStorage(db, clock=clock)
+    usual = assemble(
+        engine.dialect.name,
+        storage,
+        SqlBlobs(db, clock=clock),
+        SqlLeases(db, clock=clock),
+        SqlCheckouts(db),
+        SqlRenders(db),
+        app=app,
+        clock=clock,
+        authorize=allow,
+        hidden=hides,
+        **options,
+    )
+    transport = httpx2.ASGITransport(app=build_app(usual.files, usual.workspaces))
+    client = await stack.enter_async_context(
+        httpx2.AsyncClient(transport=transport, base_url="http://files.test")
+    )
+    return Api(**usual.parts(), client=client, hidden=hidden)
+
+
 @pytest.fixture
 async def make_api(engine: AsyncEngine) -> AsyncIterator[MakeApi]:
     await migrate(engine)
     await migrate_files(engine)
     async with AsyncExitStack() as stack:
 
-        async def make(
-            *,
-            app: App | None = None,
-            on: AsyncEngine | None = None,
-            clock: Clock | None = None,
-            **options: Any,
-        ) -> Api:
-            # ``on``: another engine on the same database, as a second process would open it.
-            db = on or engine
-            hidden: dict[str, set[str]] = {}
-
-            async def hides(tenant: str, workspace: str, actor: Actor) -> Visibility:
-                return Visibility(artifacts=frozenset(hidden.get(actor.participant, set())))
-
-            async def allow(
-                tenant: str, workspace: str | None, actor: Actor, access: object
-            ) -> bool:
-                # carol may do anything but read the log (WebDAV's times are then fixed).
-                if actor.participant == "user:carol":
-                    return getattr(access, "action", None) != "artifactr:read_events"
-                return actor.participant != "user:mallory"
-
-            clock = clock or Clock()
-            storage = SqlStorage(db, clock=clock)
-            usual = assemble(
-                engine.dialect.name,
-                storage,
-                SqlBlobs(db, clock=clock),
-                SqlLeases(db, clock=clock),
-                SqlCheckouts(db),
-                SqlRenders(db),
-                app=app,
-                clock=clock,
-                authorize=allow,
-                hidden=hides,
-                **options,
-            )
-            transport = httpx2.ASGITransport(app=build_app(usual.files, usual.workspaces))
-            client = await stack.enter_async_context(
-                httpx2.AsyncClient(transport=transport, base_url="http://files.test")
-            )
-            return Api(**usual.parts(), client=client, hidden=hidden)
+        async def make(**options: Any) -> Api:
+            return await open_api(engine, stack, **options)
 
         yield make
 
@@ -201,19 +206,23 @@ MakeDav = Callable[..., Awaitable[Dav]]
 """Builds a :class:`Dav` on the test's database; keyword arguments go to NativeFiles."""
 
 
+async def open_dav(api: Api, stack: AsyncExitStack) -> Dav:
+    """Return a :class:`Dav` on an :class:`Api`'s service, its client closed with ``stack``."""
+    links = Capabilities(SECRET, clock=api.clock)
+    app = build_dav_app(api, links)
+    transport = httpx2.ASGITransport(app=app)
+    client = await stack.enter_async_context(
+        httpx2.AsyncClient(transport=transport, base_url="http://files.test")
+    )
+    return Dav(api, client, links, app)
+
+
 @pytest.fixture
 async def make_dav(make_api: MakeApi) -> AsyncIterator[MakeDav]:
     async with AsyncExitStack() as stack:
 
         async def make(**options: Any) -> Dav:
-            api = await make_api(**options)
-            links = Capabilities(SECRET, clock=api.clock)
-            app = build_dav_app(api, links)
-            transport = httpx2.ASGITransport(app=app)
-            client = await stack.enter_async_context(
-                httpx2.AsyncClient(transport=transport, base_url="http://files.test")
-            )
-            return Dav(api, client, links, app)
+            return await open_dav(await make_api(**options), stack)
 
         yield make
 
@@ -237,9 +246,12 @@ class Served:
         return [method for method, _, _ in self.requests]
 
 
-@pytest.fixture
-async def served(dav: Dav) -> AsyncIterator[Served]:
-    requests: list[tuple[str, str, int]] = []
+@asynccontextmanager
+async def serving(app: Any, requests: list[tuple[str, str, int]]) -> AsyncIterator[str]:
+    """Serve an ASGI app on a real port, in the test's own event loop; yield its base URL.
+
+    Each request's method, path and status goes to ``requests``, in order.
+    """
 
     async def recorded(scope: Any, receive: Any, send: Any) -> None:
         status: list[int] = [500]
@@ -250,7 +262,7 @@ async def served(dav: Dav) -> AsyncIterator[Served]:
             await send(message)
 
         try:
-            await dav.app(scope, receive, sending)
+            await app(scope, receive, sending)
         finally:
             if scope["type"] == "http":
                 requests.append((scope["method"], scope["path"], status[0]))
@@ -261,11 +273,18 @@ async def served(dav: Dav) -> AsyncIterator[Served]:
     server = uvicorn.Server(config)
     task = asyncio.create_task(server.serve())
     while not server.started:
-        assert not task.done(), "the WebDAV app did not start"
+        assert not task.done(), "the app did not start"
         await asyncio.sleep(0.01)
     port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield Served(dav, f"http://127.0.0.1:{port}", requests)
+        yield f"http://127.0.0.1:{port}"
     finally:
         server.should_exit = True
         await task
+
+
+@pytest.fixture
+async def served(dav: Dav) -> AsyncIterator[Served]:
+    requests: list[tuple[str, str, int]] = []
+    async with serving(dav.app, requests) as base:
+        yield Served(dav, base, requests)

@@ -23,12 +23,14 @@ The methods map onto the service's editing session (:mod:`artifactr.files.native
   :data:`MIN_TIMEOUT` and :data:`MAX_TIMEOUT` (:data:`DEFAULT_TIMEOUT` when infinite or none).
   A ``LOCK`` with no body and an ``If:`` header naming the token refreshes it and keeps the
   token. A file held by anyone else (another editor, a person's check-out, an agent's edit) is
-  ``423 Locked`` with the lock discovery; shared locks are refused (412).
+  ``423 Locked`` with the lock discovery; shared locks are refused (412). A token is used by
+  the person who took the lock only (RFC 4918, 6.4): anyone else presenting it is 403.
 - ``PUT`` under the lock is a save: streamed, screened, inspected, committed as the person, or
   kept as a proposal when the file moved on; equal to the head, nothing new. The lock stays.
   ``PUT`` with no lock is a check-out and save in one step, only with ``If-Match`` naming the
   head the client downloaded (428 without it, 412 when the file moved on), so it never
-  overwrites a moved file (ADR-0018). ``UNLOCK`` ends the session.
+  overwrites a moved file (ADR-0018). ``UNLOCK`` ends the session, even one whose lease
+  lapsed (a save under its token would take it up again).
 - ``PROPPATCH`` of the ``Win32*`` properties Office writes after a save succeeds without storing
   them; any other property is refused (403). ``MKCOL``, ``COPY``, ``MOVE``, ``DELETE``,
   ``POST`` and a ``PUT`` or ``LOCK`` of a new name are refused with the reason: files are
@@ -148,6 +150,9 @@ _STATUS: Final = {
     404: "404 Not Found",
     424: "424 Failed Dependency",
 }
+_SOMEONE_ELSES: Final = (
+    "the lock is someone else's: a lock's token is used by the person who took it"
+)
 _REFUSED: Final = {
     "MKCOL": "collections are not made here: a workspace is its one collection",
     "COPY": "files are not copied here: upload a copy as a new file",
@@ -434,16 +439,25 @@ def webdav_router(
         seconds = int((lease.expires_at - clock()).total_seconds())
         return ActiveLock(owner=owner, seconds=seconds, root=file.href, token=token)
 
-    async def resume(ws: Workspace, file: _File, tokens: set[str], ttl: timedelta) -> str | None:
-        # The session one of these tokens names, renewed: its lease taken again even if it
-        # lapsed meanwhile, so its base stays what it was (a stale save becomes a proposal).
-        records = await files.checkouts.open_on(scope_of(ws), file.artifact_id)
-        token = next((r.lock for r in records if r.lock is not None and r.lock in tokens), None)
-        if token is not None:
-            try:
-                await files.lock(ws, file.artifact_id, lock=token, ttl=ttl)
-            except ArtifactBusy as refusal:
-                raise await busy(ws, file, refusal) from None
+    async def session_of(ws: Workspace, file: _File, tokens: set[str]) -> str | None:
+        # The token of the open session one of these names, live or lapsed, if it is the
+        # person's own: a lock's token is used by the person who took it (RFC 4918, 6.4).
+        if not tokens:
+            return None
+        for record in await files.checkouts.open_on(scope_of(ws), file.artifact_id):
+            if record.lock is not None and record.lock in tokens:
+                if record.actor.participant != ws.actor.participant:
+                    raise DavAnswer(403, _SOMEONE_ELSES)
+                return record.lock
+        return None
+
+    async def resume(ws: Workspace, file: _File, token: str, ttl: timedelta) -> str:
+        # The session renewed: its lease taken again even if it lapsed meanwhile, so its base
+        # stays what it was (a stale save becomes a proposal).
+        try:
+            await files.lock(ws, file.artifact_id, lock=token, ttl=ttl)
+        except ArtifactBusy as refusal:
+            raise await busy(ws, file, refusal) from None
         return token
 
     async def locks_on(ws: Workspace, file: _File) -> tuple[ActiveLock, ...]:
@@ -544,12 +558,14 @@ def webdav_router(
         if root is None:
             if not conditions.tokens:
                 raise DavAnswer(400, "a LOCK refresh names its lock in an If header")
-            if await resume(ws, file, conditions.tokens, ttl) is None:
+            token = await session_of(ws, file, conditions.tokens)
+            if token is None:
                 raise DavAnswer(
                     412,
                     "the If header names no lock held on this file",
                     body=error("lock-token-matches-request-uri", "no such lock on this file"),
                 )
+            await resume(ws, file, token, ttl)
             return _lock_answer(await locks_on(ws, file), None)
         info = lockinfo_of(root)
         if not info.exclusive or not info.write:
@@ -567,7 +583,12 @@ def webdav_router(
         token = request.headers.get("lock-token", "").strip().removeprefix("<").removesuffix(">")
         if not token:
             raise DavAnswer(400, "UNLOCK names its lock in a Lock-Token header")
+        mine = await session_of(ws, file, {token})
         current = await files.current_lock(ws, file.artifact_id)
+        if current != token and mine is not None:
+            # The person's own session whose lease lapsed, no other lock having taken the file
+            # since: taken up again to be ended, as a save under its token would take it up.
+            current = await resume(ws, file, mine, MIN_TIMEOUT)
         if current != token:
             raise DavAnswer(
                 409,
@@ -584,9 +605,10 @@ def webdav_router(
         _, manifest = await files.manifest(ws, file.artifact_id)
         etag = f'"{manifest.content.sha256}"'
         conditions = _If(request.headers.get("if"))
+        mine = await session_of(ws, file, conditions.tokens)
         current = await files.current_lock(ws, file.artifact_id)
-        if current is None and conditions.tokens:
-            current = await resume(ws, file, conditions.tokens, DEFAULT_TIMEOUT)
+        if current is None and mine is not None:
+            current = await resume(ws, file, mine, DEFAULT_TIMEOUT)
         if not conditions.holds(request.url.path, current, etag):
             raise DavAnswer(412, "the If header does not hold for this file")
         summary = "saved over WebDAV"

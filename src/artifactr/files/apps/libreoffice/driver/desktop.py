@@ -60,10 +60,21 @@ HARDENED = (
 )
 """The hardened profile, one setting a row: where, what, its value, and why."""
 
+QUICK = (
+    (
+        "Office.Common/Save/Document",
+        "GenerateThumbnail",
+        "false",
+        "an ODF store draws no thumbnail of page 1 (most of a Writer inspection's ODF export);"
+        " nothing reads one, and the Office Open XML files jobs save carry none anyway",
+    ),
+)
+"""Settings that make a job quicker, one a row as :data:`HARDENED`'s."""
+
 
 def settings_of():
-    """Return a fresh profile's settings: every hardened setting."""
-    items = [(path, name, value) for path, name, value, _reason in HARDENED]
+    """Return a fresh profile's settings: every hardened setting, then the quick ones."""
+    items = [(path, name, value) for path, name, value, _reason in HARDENED + QUICK]
     body = "".join(
         f'<item oor:path="/org.openoffice.{path}"><prop oor:name="{name}" oor:op="fuse">'
         f"<value>{value}</value></prop></item>\n"

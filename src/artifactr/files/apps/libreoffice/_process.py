@@ -155,12 +155,18 @@ async def start(runner: Runner) -> Office:
     """
     pipe = f"artifactr-{uuid.uuid4().hex}"
     directory = Path(tempfile.mkdtemp(prefix="libreoffice-"))
-    office = {"soffice": runner.soffice, "pipe": pipe}
-    await asyncio.to_thread(_prepare, directory, office, runner.template)
+    office: dict[str, JsonValue] = {
+        "soffice": runner.soffice,
+        "pipe": pipe,
+        "template": None if runner.template is None else str(runner.template),
+    }
+    await asyncio.to_thread((directory / "job.json").write_text, json.dumps(office))
     argv = [*runner.prefix, runner.python, str(DRIVER), str(directory)]
     if runner.bwrap is not None:
         programs = (runner.python, runner.soffice)
-        sealed = _sandbox.argv(runner.bwrap, directory, DRIVER, programs)
+        sealed = _sandbox.argv(
+            runner.bwrap, directory, DRIVER, programs, profile=True, template=runner.template
+        )
         argv = [*runner.prefix, *sealed, runner.python, str(DRIVER), str(directory)]
     elif runner.isolate:
         argv = ["unshare", "--net", "--", *argv]
@@ -210,12 +216,6 @@ async def _stop(process: asyncio.subprocess.Process, grace: float, directory: Pa
     """Kill a job's group, and its processes that name its directory; wait until all are gone."""
     what, marker = "libreoffice", str(directory)
     await processes.reap(process.pid, process.wait, what=what, grace=grace, marker=marker)
-
-
-def _prepare(directory: Path, office: Mapping[str, JsonValue], template: Path | None) -> None:
-    if template is not None:
-        shutil.copytree(template, directory / "profile", symlinks=True)
-    (directory / "job.json").write_text(json.dumps(office))
 
 
 async def _answer(office: Office, job: Mapping[str, JsonValue]) -> dict[str, JsonValue]:

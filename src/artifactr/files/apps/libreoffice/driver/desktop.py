@@ -4,6 +4,7 @@ Shared by every job of the driver; imports only the standard library and ``uno``
 """
 
 import os
+import shutil
 import subprocess
 import time
 
@@ -161,8 +162,14 @@ def launch(job, profile, log):
 
 
 def start(job, directory):
-    """Start soffice on a fresh profile; return the context and desktop once it answers."""
+    """Start soffice on a fresh profile; return the context and desktop once it answers.
+
+    The profile is a copy of the job's ``template``, if it names one: a profile the office has
+    initialised once, so it skips its first start.
+    """
     profile = os.path.join(directory, "profile")
+    if job.get("template"):
+        shutil.copytree(job["template"], profile, symlinks=True, dirs_exist_ok=True)
     os.makedirs(os.path.join(profile, "user"), exist_ok=True)
     registry = os.path.join(profile, "user", "registrymodifications.xcu")
     ours = settings_of()

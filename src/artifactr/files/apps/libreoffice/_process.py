@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final, Literal
 
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from artifactr.files.apps import processes
 from artifactr.files.apps.libreoffice import _sandbox
@@ -73,6 +73,9 @@ class Runner:
     """A profile the office has initialised once, copied into each job (:func:`template`)."""
     grace: float = processes.GRACE
     """Seconds the job's processes may take to be gone once killed."""
+    warm: tuple[str, ...] = ()
+    """The kinds (``docx``, ``xlsx``, ``pptx``) the office warms up for before it says it is
+    ready, each on a document the driver makes itself (``driver/warmup.py``): a pool's offices."""
 
 
 @dataclass(frozen=True)
@@ -144,7 +147,18 @@ class Office:
     pipe: str
     process: asyncio.subprocess.Process
     log: IO[bytes]
+    said: "asyncio.Task[bytes]"
+    """The driver's first line: ``{"ready": true}`` once its office answers (and has warmed
+    up), else what it says instead (its reply to a job it can't run), or nothing if it stops."""
     grace: float = processes.GRACE
+
+    def ready(self) -> bool:
+        """Return whether the driver has said its office is ready for the job."""
+        return _said(self.said).ready
+
+    def cold(self) -> str:
+        """Return why the office's warm-up failed, if it said so once ready."""
+        return _said(self.said).cold
 
 
 async def start(runner: Runner) -> Office:
@@ -158,9 +172,11 @@ async def start(runner: Runner) -> Office:
     office: dict[str, JsonValue] = {
         "soffice": runner.soffice,
         "pipe": pipe,
+        "warm": list(runner.warm),
         "template": None if runner.template is None else str(runner.template),
     }
-    await asyncio.to_thread((directory / "job.json").write_text, json.dumps(office))
+    # Written here, not in a thread: a start cancelled (a pool closed) leaves nothing behind.
+    (directory / "job.json").write_text(json.dumps(office))
     argv = [*runner.prefix, runner.python, str(DRIVER), str(directory)]
     if runner.bwrap is not None:
         programs = (runner.python, runner.soffice)
@@ -190,12 +206,51 @@ async def start(runner: Runner) -> Office:
             start_new_session=True,
             limit=runner.max_file,
         )
-    except OSError as error:
+    except BaseException as error:  # asyncio kills a process it started if cancelled
         log.close()
         _forget_pipes(pipe, directory)
-        await asyncio.to_thread(shutil.rmtree, directory, True)
-        raise AppCrashed(f"libreoffice's driver could not start: {error}") from error
-    return Office(directory, pipe, process, log, runner.grace)
+        shutil.rmtree(directory, True)
+        if isinstance(error, OSError):
+            raise AppCrashed(f"libreoffice's driver could not start: {error}") from error
+        raise
+    said = asyncio.get_running_loop().create_task(_first_line(process))
+    return Office(directory, pipe, process, log, said, runner.grace)
+
+
+async def _first_line(process: asyncio.subprocess.Process) -> bytes:
+    stdout = process.stdout
+    assert stdout is not None
+    return await stdout.readline()
+
+
+class _Ready(BaseModel):
+    """What a driver says once its office answers: ready, and why its warm-up failed, if so."""
+
+    ready: bool = False
+    cold: str = ""
+
+
+def _said(said: "asyncio.Task[bytes]") -> _Ready:
+    """Return what a driver's first line says, once read: ready or not (anything else)."""
+    if not said.done() or said.cancelled() or said.exception() is not None:
+        return _Ready()
+    try:
+        return _Ready.model_validate_json(said.result())
+    except ValidationError:
+        return _Ready()
+
+
+async def ready(office: Office, deadline: float) -> str:
+    """Wait until a started office says it is ready; return why not, or an empty string.
+
+    An office a job took and ended meanwhile is not ready, and nothing is said of it.
+    """
+    done, _ = await asyncio.wait({office.said}, timeout=deadline)
+    if office.ready() or office.said.cancelled():
+        return ""
+    if not done:
+        return f"its office didn't answer in {deadline:g} s"
+    return f"its office stopped: {_tail(office.directory)}"
 
 
 async def end(office: Office) -> None:
@@ -207,6 +262,8 @@ async def end(office: Office) -> None:
     try:
         await _stop(office.process, office.grace, office.directory)
     finally:
+        office.said.cancel()
+        await asyncio.gather(office.said, return_exceptions=True)
         office.log.close()
         _forget_pipes(office.pipe, office.directory)
         await asyncio.to_thread(shutil.rmtree, office.directory, True)
@@ -227,7 +284,9 @@ async def _answer(office: Office, job: Mapping[str, JsonValue]) -> dict[str, Jso
         stdin.write(json.dumps(job).encode() + b"\n")
         await stdin.drain()
     try:
-        line = await stdout.readline()
+        line = await office.said
+        if office.ready():
+            line = await stdout.readline()
     except ValueError:
         raise AppTooLarge("libreoffice's reply is over the size limit") from None
     if not line:

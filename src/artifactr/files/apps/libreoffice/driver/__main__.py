@@ -20,6 +20,7 @@ commands, saved to ``out.docx`` only if every one succeeds; ``writer_apply.py``)
 
 import json
 import os
+import select
 import sys
 import traceback
 
@@ -48,6 +49,11 @@ FORMATS = {
 ``format``; a Writer document's are :data:`JOBS`."""
 
 
+def job_waiting():
+    """Return whether the job is already on stdin, waiting to be read."""
+    return bool(select.select([sys.stdin], [], [], 0)[0])
+
+
 def main():
     """Run the job in the directory named on the command line; print one JSON line."""
     directory = sys.argv[1]
@@ -57,7 +63,7 @@ def main():
         context, desktop = start(job, directory)
         # A pooled office warms up on a document of its own, says it is ready, and only then
         # reads its job on stdin: a pool starts offices ahead.
-        cold = warmup.warm(desktop, directory, job.get("warm", []))
+        cold = warmup.warm(desktop, directory, job.get("warm", []), job_waiting)
         said = {"ready": True, "cold": cold} if cold else {"ready": True}
         sys.stdout.write(json.dumps(said) + "\n")
         sys.stdout.flush()

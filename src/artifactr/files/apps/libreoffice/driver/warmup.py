@@ -8,7 +8,8 @@ the driver builds a constant one-line document of that kind itself, in a folder 
 directory (never a user's: the office's one user document is still its job's), saves it in the
 kind's format, loads it as a job loads a file, stores it as the jobs do (the format, ODF for a
 Writer inspection, PDF), closes it and removes the folder. Nothing of it stays open when the job
-comes.
+comes. A job already waiting (a pool handed out the office while it started) stops the warm-up
+before its next kind: the job would pay for it.
 """
 
 import os
@@ -48,8 +49,8 @@ TEXT = "Warm-up."
 """What the warm-up's document says."""
 
 
-def warm(desktop, directory, kinds):
-    """Warm the office up for each kind; return why it failed, or an empty string.
+def warm(desktop, directory, kinds, waiting):
+    """Warm the office up for each kind until ``waiting()``; return why it failed, or "".
 
     A failure leaves the office as it is (its job pays what the warm-up didn't) and every
     document of the warm-up closed; an office that no longer answers raises, as at its start.
@@ -58,6 +59,8 @@ def warm(desktop, directory, kinds):
     try:
         os.makedirs(folder, exist_ok=True)
         for kind in kinds:
+            if waiting():
+                break
             warm_kind(desktop, folder, kind)
         return ""
     except Exception as error:

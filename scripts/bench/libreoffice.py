@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 import uuid
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from pathlib import Path
 from typing import Final
@@ -287,36 +287,52 @@ def edit_file(number: int) -> bytes:
     )
 
 
+Job = Callable[[], Awaitable[object]]
+"""A job of the side-by-side table, started when called."""
+
+
 async def side_by_side(app: LibreOffice, rounds: int) -> bool:
     """Print a warm office's jobs beside ours, cold and pooled; return if a target is missed.
 
     Each of our jobs has an office of its own: started by the job (cold), or ahead by a pool,
     whose office either waits as it started (``pool_warm=()``) or has warmed up first on a
-    document of its own (the default). Every job of a round runs on the same file.
+    document of its own (the default). Every job of a round runs on the same file, each once
+    both pools are full again (no office starting in the background), in an order that turns
+    round every round. The times are each side's median, the ratios the median of the rounds'
+    (the files differ from round to round, and so do their edits' costs).
     """
     warm = await asyncio.to_thread(Warm)
     unwarmed = LibreOffice(pool=1, pool_warm=(), export_deadline=app.export_deadline)
     pooled = LibreOffice(pool=1, export_deadline=app.export_deadline)
     names = ("we", "ce", "ue", "pe", "wp", "cp", "up", "pp")
     times: dict[str, list[float]] = {name: [] for name in names}
-    try:
-        for number in range(rounds):
-            source = edit_file(2000 + number)
-            times["we"].append(await asyncio.to_thread(warm.job, "apply", source, EDIT))
-            times["ce"].append(await timed(app.apply(source, EDIT, author="Bench", deadline=120)))
-            for key, office in (("ue", unwarmed), ("pe", pooled)):
-                await ready(office)
-                times[key].append(
-                    await timed(office.apply(source, EDIT, author="Bench", deadline=120))
-                )
-            page = one_page(3000 + number)
-            times["wp"].append(await asyncio.to_thread(warm.job, "pdf", page))
-            times["cp"].append(await timed(app.render(page, 1, deadline=120)))
-            for key, office in (("up", unwarmed), ("pp", pooled)):
-                await ready(office)
-                times[key].append(await timed(office.render(page, 1, deadline=120)))
+
+    async def quiet() -> None:
+        """Wait until both pools are full: no office starts while a job is measured."""
         await ready(unwarmed)
         await ready(pooled)
+
+    def round_of(source: bytes, page: bytes) -> tuple[tuple[str, Job], ...]:
+        """Return a round's jobs: an edit of ``source`` and page 1 of ``page`` on each side."""
+        return (
+            ("we", lambda: asyncio.to_thread(warm.job, "apply", source, EDIT)),
+            ("ce", lambda: app.apply(source, EDIT, author="Bench", deadline=120)),
+            ("ue", lambda: unwarmed.apply(source, EDIT, author="Bench", deadline=120)),
+            ("pe", lambda: pooled.apply(source, EDIT, author="Bench", deadline=120)),
+            ("wp", lambda: asyncio.to_thread(warm.job, "pdf", page)),
+            ("cp", lambda: app.render(page, 1, deadline=120)),
+            ("up", lambda: unwarmed.render(page, 1, deadline=120)),
+            ("pp", lambda: pooled.render(page, 1, deadline=120)),
+        )
+
+    try:
+        for number in range(rounds):
+            jobs = round_of(edit_file(2000 + number), one_page(3000 + number))
+            # Each round in the other order, so neither side always follows the other.
+            for key, job in jobs if number % 2 == 0 else jobs[::-1]:
+                await quiet()
+                times[key].append(await timed(job()))
+        await quiet()
         idle = (unwarmed.pool_status().idle_memory, pooled.pool_status().idle_memory)
     finally:
         await asyncio.to_thread(warm.close)
@@ -335,7 +351,7 @@ async def side_by_side(app: LibreOffice, rounds: int) -> bool:
         ("page 1 (warm: PDF only)", ("wp", "cp", "up", "pp"), None),
     ):
         seconds = [median[key] for key in keys]
-        cold, pool = seconds[1] / seconds[0], seconds[3] / seconds[0]
+        cold, pool = ratio(times[keys[1]], times[keys[0]]), ratio(times[keys[3]], times[keys[0]])
         ratios = f"{cold:.2f}x | {pool:.2f}x"
         if targets is not None:
             ratios = f"{cold:.2f}x (<= {targets[0]}x) | {pool:.2f}x (<= {targets[1]}x)"
@@ -348,6 +364,11 @@ async def side_by_side(app: LibreOffice, rounds: int) -> bool:
         f"{idle[1] / 2**20:.0f} MiB warmed up ({', '.join(pooled.pool_warm)})"
     )
     return missed
+
+
+def ratio(ours: list[float], theirs: list[float]) -> float:
+    """Return the median of the rounds' ratios: each round's file is the same on both sides."""
+    return statistics.median(mine / warm for mine, warm in zip(ours, theirs, strict=True))
 
 
 async def ready(pooled: LibreOffice) -> None:

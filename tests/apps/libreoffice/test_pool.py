@@ -145,12 +145,12 @@ async def test_an_office_that_never_says_it_is_ready_is_killed_and_the_pool_says
     with caplog.at_level(logging.WARNING, "artifactr.files.apps.libreoffice"):
         pool.fill()
         await until(lambda: "didn't answer in 0.3 s" in caplog.text)
-    await until(lambda: pool.status().pids == () and list(jobs.iterdir()) == [])  # killed, gone
+    await until(lambda: pool.status().pids == () and left(jobs) == [])  # killed, and gone
     await pool.close()
     pool.fill()
     await asyncio.sleep(0)  # its office's driver is starting
     await pool.close()  # and stopped: nothing of it stays
-    assert list(jobs.iterdir()) == []
+    assert left(jobs) == []
     stopping = LibreOffice(python=script(tmp_path, "exit 0", "stopping"), pool=1, sandbox=False)
     with caplog.at_level(logging.WARNING, "artifactr.files.apps.libreoffice"):
         stopping.fill_pool()
@@ -168,6 +168,11 @@ async def test_an_office_that_never_says_it_is_ready_is_killed_and_the_pool_says
         assert "could not start" not in caplog.text  # the job's office, not the pool's
     finally:
         await slow.close()
+
+
+def left(jobs: Path) -> list[Path]:
+    """Return what the jobs left in their directory."""
+    return list(jobs.iterdir())
 
 
 async def test_the_pool_stops_at_its_memory_cap_and_skips_an_office_that_died(

@@ -7,6 +7,7 @@ skip where the office can't run, except in CI. No process of a job may outlive i
 worker's temporary directory must be empty after it.
 """
 
+import asyncio
 import shlex
 import shutil
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, UnsafeFile
 from artifactr.files.core.screen import screen
 from tests.office import need_office, running
+from tests.pids import alive
 from tests.worker.conftest import TOKEN, MakeWorker, counting
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -129,3 +131,28 @@ async def test_a_libreoffice_worker_edits_a_workbook_and_renders_a_deck(
     deck = build_pptx(2)
     assert (await office.inspect(deck)).outline == "1. Quarterly review\n2. Topic 2"
     assert (await office.render(deck, 2, scale=0.5)).startswith(PNG)
+
+
+async def test_a_pooled_worker_keeps_an_office_ready_and_runs_each_job_on_one_of_its_own(
+    leftovers: Path, make_worker: MakeWorker, report: bytes
+) -> None:
+    # ``leftovers`` first: it looks for live offices once the worker has stopped, its pool too.
+    office = make_worker("libreoffice", pool=1).app()  # warmed up for Writer, under the launcher
+    assert "Final figures follow." not in (await office.inspect(report)).text
+    waiting = await started_ahead(leftovers)
+    edited = await office.apply(
+        report,
+        [AppCommand(command="text.replaceAll", params={"find": "Draft", "replace": "Final"})],
+    )
+    assert "Final figures follow." in edited.inspection.text
+    assert not any(alive(pid) for pid in waiting)  # the office that ran it is gone
+    assert set(await started_ahead(leftovers)).isdisjoint(waiting)  # and another waits
+
+
+async def started_ahead(scratch: Path) -> list[int]:
+    """Wait until an office started ahead runs in the worker's scratch; return its processes."""
+    for _ in range(600):
+        if found := running(str(scratch)):
+            return found
+        await asyncio.sleep(0.05)
+    pytest.fail("no office was started ahead")

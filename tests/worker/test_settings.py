@@ -26,6 +26,7 @@ def test_the_defaults_are_the_documented_limits() -> None:
     assert settings.cli == ("wordcraft-cli",)
     assert (settings.soffice, settings.uno_python) == ("soffice", "/usr/bin/python3")
     assert settings.pdf_cache == 64 * 2**20
+    assert (settings.pool, settings.pool_memory, settings.pool_warm) == (0, 0, ("docx",))
     assert dict(settings.app_env) == {}
     assert settings.build is None
     assert (settings.host, settings.port) == ("127.0.0.1", 8000)
@@ -53,6 +54,9 @@ def test_every_setting_is_read_from_the_environment(tmp_path: Path) -> None:
         "LIBREOFFICE_SOFFICE": "/opt/libreoffice/program/soffice",
         "LIBREOFFICE_PYTHON": "/usr/bin/python3.11",
         "WORKER_PDF_CACHE": "1000000",
+        "WORKER_POOL": "2",
+        "WORKER_POOL_MEMORY": "400000000",
+        "WORKER_POOL_WARM": "docx, pptx",
         "WORDCRAFT_CLI": "/opt/wordcraft/bin/wordcraft-cli --quiet 'two words'",
         "WORKER_PASS_ENV": "LANG, MISSING,",
         "LANG": "C.UTF-8",
@@ -83,6 +87,9 @@ def test_every_setting_is_read_from_the_environment(tmp_path: Path) -> None:
     assert settings.app == "libreoffice"
     assert settings.soffice == "/opt/libreoffice/program/soffice"
     assert (settings.uno_python, settings.pdf_cache) == ("/usr/bin/python3.11", 1_000_000)
+    assert (settings.pool, settings.pool_memory) == (2, 400_000_000)
+    assert settings.pool_warm == ("docx", "pptx")
+    assert Settings.from_env({"WORKER_TOKEN": TOKEN, "WORKER_POOL_WARM": "none"}).pool_warm == ()
     assert settings.cli == ("/opt/wordcraft/bin/wordcraft-cli", "--quiet", "two words")
     assert dict(settings.app_env) == {"LANG": "C.UTF-8"}
     assert settings.build == "sha256:" + "ef" * 32
@@ -124,6 +131,11 @@ def test_a_jobs_cpu_time_follows_its_deadline_unless_it_is_set() -> None:
             {"WORKER_TOKEN": TOKEN, "WORKER_APP": "word"},
             "WORKER_APP must be one of wordcraft, libreoffice, not 'word'",
         ),
+        (
+            {"WORKER_TOKEN": TOKEN, "WORKER_POOL_WARM": "docx,odt"},
+            "WORKER_POOL_WARM must name docx, xlsx, pptx .* or none, not 'docx,odt'",
+        ),
+        ({"WORKER_TOKEN": TOKEN, "WORKER_POOL_WARM": " , "}, "WORKER_POOL_WARM must name"),
     ],
     ids=[
         "no token",
@@ -136,6 +148,8 @@ def test_a_jobs_cpu_time_follows_its_deadline_unless_it_is_set() -> None:
         "an endless deadline",
         "a negative deadline",
         "an app it can't run",
+        "a format a pooled office can't warm up for",
+        "no format to warm up for",
     ],
 )
 def test_a_missing_or_bad_setting_is_refused(environ: dict[str, str], said: str) -> None:

@@ -446,6 +446,7 @@ def office_of(settings: Settings) -> LibreOffice | None:
         pdf_cache=settings.pdf_cache,
         pool=settings.pool,
         pool_memory=settings.pool_memory,
+        pool_warm=settings.pool_warm,
         deadline=settings.edit_deadline,
         prefix=_launcher(settings, settings.cpu_for(longest)),
         build=settings.build,

@@ -14,6 +14,7 @@ LIBREOFFICE_PYTHON     ``/usr/bin/python3``         the Python with Debian's ``p
 WORKER_PDF_CACHE       64 MiB                       LibreOffice's PDFs kept for the next render
 WORKER_POOL            0                            LibreOffice offices started ahead, one job each
 WORKER_POOL_MEMORY     0 (no cap)                   bytes the pool's idle offices may hold
+WORKER_POOL_WARM       ``docx``                     formats a pooled office warms up for, or none
 WORKER_PASS_ENV        (none)                       names of variables passed on to the app
 WORKER_BUILD           (none)                       the image's digest, for provenance
 WORKER_HOST/PORT       127.0.0.1, 8000              where it listens
@@ -94,6 +95,12 @@ WorkerApp = Literal["wordcraft", "libreoffice"]
 APPS: Final[tuple[WorkerApp, ...]] = get_args(WorkerApp)
 """The apps a worker can run, as ``WORKER_APP`` names them."""
 
+POOL_WARM: Final = ("docx",)
+"""The formats a pooled office warms up for, by default (``WORKER_POOL_WARM``)."""
+
+WARM_FORMATS: Final = ("docx", "xlsx", "pptx")
+"""The formats a pooled office can warm up for."""
+
 PDF_CACHE: Final = 64 * _MIB
 """Bytes of PDFs LibreOffice keeps in the worker, so the next page of a file needs no office."""
 
@@ -131,6 +138,8 @@ class Settings:
     """LibreOffice offices started ahead, each for exactly one job and then killed."""
     pool_memory: int = 0
     """The most resident bytes the pool's idle offices may hold (0: no cap)."""
+    pool_warm: tuple[str, ...] = POOL_WARM
+    """The formats a pooled office warms up for, on a document of its own, while it waits."""
     app_env: Mapping[str, str] = field(default_factory=dict[str, str])
     """Variables set for the app, over a minimal environment."""
     build: str | None = None
@@ -204,6 +213,7 @@ class Settings:
             pdf_cache=read.integer("WORKER_PDF_CACHE", PDF_CACHE),
             pool=read.integer("WORKER_POOL", 0),
             pool_memory=read.integer("WORKER_POOL_MEMORY", 0),
+            pool_warm=_warm(environ.get("WORKER_POOL_WARM")),
             cli=tuple(shlex.split(environ.get("WORDCRAFT_CLI", "wordcraft-cli"))),
             app_env={name: environ[name] for name in passed if name in environ},
             build=environ.get("WORKER_BUILD") or None,
@@ -224,6 +234,22 @@ class Settings:
             open_files=read.integer("WORKER_OPEN_FILES", OPEN_FILES),
             screening=screening,
         )
+
+
+def _warm(value: str | None) -> tuple[str, ...]:
+    """Return the formats ``WORKER_POOL_WARM`` names (commas between them; ``none``: none)."""
+    if value is None:
+        return POOL_WARM
+    named = tuple(name.strip() for name in value.split(",") if name.strip())
+    if named == ("none",):
+        return ()
+    unknown = [name for name in named if name not in WARM_FORMATS]
+    if unknown or not named:
+        raise Misconfigured(
+            f"WORKER_POOL_WARM must name {', '.join(WARM_FORMATS)} (commas between them) "
+            f"or none, not {value!r}"
+        )
+    return named
 
 
 def _token(environ: Mapping[str, str]) -> str:

@@ -89,6 +89,9 @@ MIN_SCALE, MAX_SCALE = 0.1, 4.0
 EXTENSIONS: Final = {DOCX: "docx", XLSX: "xlsx", PPTX: "pptx"}
 """The formats the adapter reads (Writer, Calc, Impress), and each one's extension."""
 
+POOL_WARM: Final = ("docx",)
+"""What a pooled office warms up for by default: Writer documents."""
+
 CATALOGS: Final[Mapping[str, Mapping[str, _catalog.Command]]] = {
     DOCX: _catalog.COMMANDS,
     XLSX: _calc.COMMANDS,
@@ -220,6 +223,14 @@ class LibreOffice:
             (0: each job starts its own); see :meth:`pool_status` and :meth:`close`.
         pool_memory: The most resident bytes the pool's idle offices may hold before it stops
             starting more (0: no cap).
+        pool_warm: The formats (``docx``, ``xlsx``, ``pptx``) a pooled office warms up for
+            while it waits for its job: it loads and stores a one-line document of each that
+            its driver makes itself (never a user's), so its job doesn't pay the office's first
+            load and store of that kind. Each costs memory while the office waits
+            (:meth:`pool_status`); none (``()``) leaves every office cold.
+
+    Raises:
+        ValueError: If ``pool_warm`` names a format the adapter doesn't read.
     """
 
     def __init__(
@@ -238,9 +249,16 @@ class LibreOffice:
         build: str | None = None,
         pool: int = 0,
         pool_memory: int = 0,
+        pool_warm: Sequence[str] = POOL_WARM,
         early_page: bool = True,
         exports: int = EXPORTS,
     ) -> None:
+        unknown = sorted(set(pool_warm) - set(EXTENSIONS.values()))
+        if unknown:
+            raise ValueError(
+                f"pool_warm names {', '.join(unknown)}: a pooled office warms up for "
+                "docx, xlsx or pptx only"
+            )
         if exports < 1:
             raise ValueError(f"exports must be at least 1, not {exports}")
         self.soffice = soffice
@@ -254,11 +272,12 @@ class LibreOffice:
         self.deadline = deadline
         self.prefix = tuple(prefix)
         self.build = build
+        self.pool_warm = tuple(pool_warm)
         self.early_page = early_page
         self.exports = exports
         self._slots = asyncio.Semaphore(exports)
         self._started = 0
-        self._pool = Pool(pool, pool_memory, self._runner)
+        self._pool = Pool(pool, pool_memory, self._pool_runner)
         self._isolated: bool | None = None
         self._probed = False
         self._templated = False
@@ -358,6 +377,9 @@ class LibreOffice:
                 self._template = await _process.template(runner, self.deadline)
                 self._templated = True
         return replace(runner, template=self._template)
+
+    async def _pool_runner(self) -> _process.Runner:
+        return replace(await self._runner(), warm=self.pool_warm)
 
     async def _pooled(self) -> _process.Office | None:
         """Return an office the pool started ahead for the next job, or None."""

@@ -1,11 +1,15 @@
 """A pool of offices started ahead, each used for exactly one job and then killed (ADR-0019).
 
 :class:`Pool` keeps up to ``size`` jobs' offices started (their driver, their office on a fresh
-copy of the template profile, sealed as any job), each waiting for the one job it will run.
-:meth:`Pool.take` hands one out and starts a replacement in the background; the job kills it at
-its end as it kills any job. No office ever sees a second document. While the idle offices'
-resident memory is at ``memory`` bytes or more (0: no cap), no more are started.
-:meth:`Pool.status` reports the size, how many are ready and their memory.
+copy of the template profile, sealed as any job), one after another, each waiting for the one
+job it will run. An office is ready once its driver says its office answers, after it has warmed
+up on a document of its own for the kinds its runner names (``Runner.warm``;
+``driver/warmup.py``); one that doesn't say so within ``deadline`` seconds, or stops, is killed
+and the pool says why. :meth:`Pool.take` hands out the oldest office, ready or still starting
+(either is ahead of one started then), and starts a replacement in the background; the job kills
+it at its end as it kills any job. No office ever sees a second user document. While the
+offices' resident memory is at ``memory`` bytes or more (0: no cap), no more are started.
+:meth:`Pool.status` reports the size, how many are ready or starting, and their memory.
 """
 
 import asyncio
@@ -18,13 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from artifactr.files.apps.libreoffice._process import Office, Runner, end, start
+from artifactr.files.apps.libreoffice._process import Office, Runner, end, ready, start
 from artifactr.files.core.errors import AppCrashed
 
 logger = logging.getLogger("artifactr.files.apps.libreoffice")
 
 PAGE: Final = os.sysconf("SC_PAGE_SIZE")
 """Bytes in a memory page, as ``/proc/<pid>/statm`` counts them."""
+
+START_DEADLINE: Final = 120.0
+"""Seconds an office may take to start and warm up before the pool kills it."""
 
 
 @dataclass(frozen=True)
@@ -34,30 +41,43 @@ class PoolStatus:
     size: int
     """How many offices it keeps ready."""
     ready: int
-    """How many are ready now."""
+    """How many have said their office is ready (started, warmed up)."""
     idle_memory: int
-    """Resident bytes of the ready offices and everything they started."""
+    """Resident bytes of the offices it holds and everything they started."""
     memory: int
     """The most idle bytes it starts more offices under (0: no cap)."""
     pids: tuple[int, ...]
-    """The ready offices' drivers, in the order they are handed out."""
+    """The drivers of the offices it holds, ready or starting, in the order they are handed
+    out."""
+    starting: int = 0
+    """How many are still starting or warming up."""
 
 
 class Pool:
     """Offices started ahead, one job each."""
 
-    def __init__(self, size: int, memory: int, runner: Callable[[], Awaitable[Runner]]) -> None:
+    def __init__(
+        self,
+        size: int,
+        memory: int,
+        runner: Callable[[], Awaitable[Runner]],
+        deadline: float = START_DEADLINE,
+    ) -> None:
         self.size = size
         self.memory = memory
+        self.deadline = deadline
         self._runner = runner
-        self._ready: deque[Office] = deque()
+        self._offices: deque[Office] = deque()
         self._filling: asyncio.Task[None] | None = None
 
     async def take(self) -> Office | None:
-        """Return a ready office (its driver alive), or None; start its replacement."""
+        """Return the oldest office, ready or starting (its driver alive), or None.
+
+        Its replacement starts in the background.
+        """
         office = None
-        while self._ready and office is None:
-            candidate = self._ready.popleft()
+        while self._offices and office is None:
+            candidate = self._offices.popleft()
             if candidate.process.returncode is None:
                 office = candidate
             else:
@@ -71,33 +91,43 @@ class Pool:
             self._filling = asyncio.get_running_loop().create_task(self._fill())
 
     async def _fill(self) -> None:
-        while len(self._ready) < self.size:
-            if self.memory and idle_memory(self._ready) >= self.memory:
+        while len(self._offices) < self.size:
+            if self.memory and idle_memory(self._offices) >= self.memory:
                 return
             try:
                 office = await start(await self._runner())
             except AppCrashed as error:
                 logger.warning("libreoffice's pool could not start an office: %s", error)
                 return
-            self._ready.append(office)
+            self._offices.append(office)
+            why = await ready(office, self.deadline)
+            if office.cold():
+                logger.warning("libreoffice's pool could not warm an office up: %s", office.cold())
+            if why and office in self._offices:
+                logger.warning("libreoffice's pool could not start an office: %s", why)
+                self._offices.remove(office)
+                await end(office)
+                return
 
     def status(self) -> PoolStatus:
         """Return the pool's size, how many offices are ready, and their resident memory."""
+        answered = sum(office.ready() for office in self._offices)
         return PoolStatus(
             self.size,
-            len(self._ready),
-            idle_memory(self._ready),
+            answered,
+            idle_memory(self._offices),
             self.memory,
-            tuple(office.process.pid for office in self._ready),
+            tuple(office.process.pid for office in self._offices),
+            len(self._offices) - answered,
         )
 
     async def close(self) -> None:
-        """Stop filling and kill every ready office."""
+        """Stop filling and kill every office it holds."""
         if self._filling is not None:
             self._filling.cancel()
             await asyncio.gather(self._filling, return_exceptions=True)
-        while self._ready:
-            await end(self._ready.popleft())
+        while self._offices:
+            await end(self._offices.popleft())
 
 
 def idle_memory(offices: "deque[Office]") -> int:

@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final, Literal, cast
 
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue, ValidationError
 
 from artifactr.files.apps import processes
 from artifactr.files.apps.libreoffice import _sandbox
@@ -77,6 +77,9 @@ class Runner:
     """A profile the office has initialised once, copied into each job (:func:`template`)."""
     grace: float = processes.GRACE
     """Seconds the job's processes may take to be gone once killed."""
+    warm: tuple[str, ...] = ()
+    """The kinds (``docx``, ``xlsx``, ``pptx``) the office warms up for before it says it is
+    ready, each on a document the driver makes itself (``driver/warmup.py``): a pool's offices."""
 
 
 @dataclass(frozen=True)
@@ -162,7 +165,18 @@ class Office:
     pipe: str
     process: asyncio.subprocess.Process
     log: IO[bytes]
+    said: "asyncio.Task[bytes]"
+    """The driver's first line: ``{"ready": true}`` once its office answers (and has warmed
+    up), else what it says instead (its reply to a job it can't run), or nothing if it stops."""
     grace: float = processes.GRACE
+
+    def ready(self) -> bool:
+        """Return whether the driver has said its office is ready for the job."""
+        return _said(self.said).ready
+
+    def cold(self) -> str:
+        """Return why the office's warm-up failed, if it said so once ready."""
+        return _said(self.said).cold
 
 
 async def start(runner: Runner) -> Office:
@@ -173,12 +187,20 @@ async def start(runner: Runner) -> Office:
     """
     pipe = f"artifactr-{uuid.uuid4().hex}"
     directory = Path(tempfile.mkdtemp(prefix="libreoffice-"))
-    office = {"soffice": runner.soffice, "pipe": pipe}
-    await asyncio.to_thread(_prepare, directory, office, runner.template)
+    office: dict[str, JsonValue] = {
+        "soffice": runner.soffice,
+        "pipe": pipe,
+        "warm": list(runner.warm),
+        "template": None if runner.template is None else str(runner.template),
+    }
+    # Written here, not in a thread: a start cancelled (a pool closed) leaves nothing behind.
+    (directory / "job.json").write_text(json.dumps(office))
     argv = [*runner.prefix, runner.python, str(DRIVER), str(directory)]
     if runner.bwrap is not None:
         programs = (runner.python, runner.soffice)
-        sealed = _sandbox.argv(runner.bwrap, directory, DRIVER, programs)
+        sealed = _sandbox.argv(
+            runner.bwrap, directory, DRIVER, programs, profile=True, template=runner.template
+        )
         argv = [*runner.prefix, *sealed, runner.python, str(DRIVER), str(directory)]
     elif runner.isolate:
         argv = ["unshare", "--net", "--", *argv]
@@ -202,12 +224,51 @@ async def start(runner: Runner) -> Office:
             start_new_session=True,
             limit=runner.max_file,
         )
-    except OSError as error:
+    except BaseException as error:  # asyncio kills a process it started if cancelled
         log.close()
         _forget_pipes(pipe, directory)
-        await asyncio.to_thread(shutil.rmtree, directory, True)
-        raise AppCrashed(f"libreoffice's driver could not start: {error}") from error
-    return Office(directory, pipe, process, log, runner.grace)
+        shutil.rmtree(directory, True)
+        if isinstance(error, OSError):
+            raise AppCrashed(f"libreoffice's driver could not start: {error}") from error
+        raise
+    said = asyncio.get_running_loop().create_task(_first_line(process))
+    return Office(directory, pipe, process, log, said, runner.grace)
+
+
+async def _first_line(process: asyncio.subprocess.Process) -> bytes:
+    stdout = process.stdout
+    assert stdout is not None
+    return await stdout.readline()
+
+
+class _Ready(BaseModel):
+    """What a driver says once its office answers: ready, and why its warm-up failed, if so."""
+
+    ready: bool = False
+    cold: str = ""
+
+
+def _said(said: "asyncio.Task[bytes]") -> _Ready:
+    """Return what a driver's first line says, once read: ready or not (anything else)."""
+    if not said.done() or said.cancelled() or said.exception() is not None:
+        return _Ready()
+    try:
+        return _Ready.model_validate_json(said.result())
+    except ValidationError:
+        return _Ready()
+
+
+async def ready(office: Office, deadline: float) -> str:
+    """Wait until a started office says it is ready; return why not, or an empty string.
+
+    An office a job took and ended meanwhile is not ready, and nothing is said of it.
+    """
+    done, _ = await asyncio.wait({office.said}, timeout=deadline)
+    if office.ready() or office.said.cancelled():
+        return ""
+    if not done:
+        return f"its office didn't answer in {deadline:g} s"
+    return f"its office stopped: {_tail(office.directory)}"
 
 
 async def _start(runner: Runner) -> Office:
@@ -235,6 +296,8 @@ async def end(office: Office) -> None:
     try:
         await _stop(office.process, office.grace, office.directory)
     finally:
+        office.said.cancel()
+        await asyncio.gather(office.said, return_exceptions=True)
         office.log.close()
         _forget_pipes(office.pipe, office.directory)
         await asyncio.to_thread(shutil.rmtree, office.directory, True)
@@ -244,12 +307,6 @@ async def _stop(process: asyncio.subprocess.Process, grace: float, directory: Pa
     """Kill a job's group, and its processes that name its directory; wait until all are gone."""
     what, marker = "libreoffice", str(directory)
     await processes.reap(process.pid, process.wait, what=what, grace=grace, marker=marker)
-
-
-def _prepare(directory: Path, office: Mapping[str, JsonValue], template: Path | None) -> None:
-    if template is not None:
-        shutil.copytree(template, directory / "profile", symlinks=True)
-    (directory / "job.json").write_text(json.dumps(office))
 
 
 async def _answer(
@@ -280,7 +337,9 @@ async def _line(office: Office) -> dict[str, JsonValue]:
     stdout = office.process.stdout
     assert stdout is not None
     try:
-        line = await stdout.readline()
+        line = await office.said
+        if office.ready():
+            line = await stdout.readline()
     except ValueError:
         raise AppTooLarge("libreoffice's reply is over the size limit") from None
     if not line:

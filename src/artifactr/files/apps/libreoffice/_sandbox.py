@@ -5,7 +5,8 @@ and the few files of ``/etc`` the office reads) read-only, the job's own directo
 it can write, a private ``/tmp`` and ``/dev``, no home directory and none of the application's
 files (the driver's directory alone, read-only), no network, new PID, IPC and UTS namespaces
 (so killing the job kills every process it started), a session of its own, and death with its
-parent. :func:`can_sandbox` says whether bubblewrap runs here.
+parent. A job's profile lives in the sandbox's memory, copied there from the template profile.
+:func:`can_sandbox` says whether bubblewrap runs here.
 """
 
 import subprocess
@@ -40,14 +41,28 @@ ROOT: Final = Path("/")
 CACHES: Final = ("/var/cache/fontconfig",)
 """Caches the office only reads, so it doesn't rebuild them on every start."""
 
+PROFILE_SIZE: Final = 64 * 1024 * 1024
+"""The most bytes a job's profile may hold, in the sandbox's memory."""
+
 
 def argv(
-    bwrap: str, directory: Path, driver: Path, programs: Sequence[str] = (), root: Path = ROOT
+    bwrap: str,
+    directory: Path,
+    driver: Path,
+    programs: Sequence[str] = (),
+    root: Path = ROOT,
+    *,
+    profile: bool = False,
+    template: Path | None = None,
 ) -> list[str]:
     """Return the command line that runs what follows it sealed, the job's directory writable.
 
     ``programs`` (the office and the Python the adapter was given) are bound read-only where
     they live outside the system's folders; a bare name is found on the sealed system's PATH.
+    With ``profile``, the job's profile (``<directory>/profile``) is a file system in the
+    sandbox's memory (at most :data:`PROFILE_SIZE` bytes), gone with it: the office's hundred
+    files there are never written to disk, nor removed from it once the job ends. A
+    ``template`` profile is bound read-only, for the job to copy.
     """
     args = [bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
     for name in SYSTEM:
@@ -68,7 +83,12 @@ def argv(
         path = Path(program)
         if path.is_absolute() and not path.resolve().is_relative_to("/usr"):
             args += ["--ro-bind-try", program, program]
-    args += ["--bind", str(directory), str(directory), "--chdir", str(directory), "--"]
+    args += ["--bind", str(directory), str(directory)]
+    if profile:
+        args += ["--size", str(PROFILE_SIZE), "--tmpfs", str(directory / "profile")]
+    if template is not None:
+        args += ["--ro-bind", str(template), str(template)]
+    args += ["--chdir", str(directory), "--"]
     return args
 
 

@@ -4,10 +4,12 @@ The adapter never imports ``uno``: it writes the office's settings (``job.json``
 directory and runs ``/usr/bin/python3 <this directory> <job directory>``, then, once it has a
 job for it, writes the file there and the job as one JSON line on stdin; the directory's modules
 import only the standard library, ``uno`` and each other, and run under Python 3.11. The driver
-starts ``soffice --headless`` on a fresh profile (``desktop.py``), does the job named by ``op``,
-and writes one JSON line to stdout: ``{"ok": true, "result": ...}`` or ``{"ok": false, "kind":
-"refused" | "crashed", "reason": ...}``. The adapter kills the whole process group as soon as it
-has the line, or at the deadline.
+starts ``soffice --headless`` on a fresh profile (``desktop.py``), warms it up where
+``job.json`` says so (``warmup.py``), writes ``{"ready": true}`` (with ``"cold"``: why, if the
+warm-up failed) once its office answers, then does the job named by ``op`` and writes one JSON
+line to stdout: ``{"ok": true, "result": ...}`` or ``{"ok": false, "kind": "refused" |
+"crashed", "reason": ...}`` (an office that can't start gets only that line). The adapter kills
+the whole process group as soon as it has the line, or at the deadline.
 
 Jobs: ``inspect`` (outline, text, review, pages; ``writer_inspect.py``), ``apply`` (a batch of
 commands, saved to ``out.docx`` only if every one succeeds; ``writer_apply.py``) and ``pdf``
@@ -20,6 +22,7 @@ its reply). A workbook's jobs (``"format": "xlsx"``) are
 
 import json
 import os
+import select
 import sys
 import traceback
 
@@ -28,6 +31,7 @@ import calc_inspect
 import export
 import impress_apply
 import impress_inspect
+import warmup
 import writer_apply
 import writer_inspect
 from desktop import Refused, author, message, start
@@ -47,6 +51,11 @@ FORMATS = {
 ``format``; a Writer document's are :data:`JOBS`."""
 
 
+def job_waiting():
+    """Return whether the job is already on stdin, waiting to be read."""
+    return bool(select.select([sys.stdin], [], [], 0)[0])
+
+
 def main():
     """Run the job in the directory named on the command line; print one JSON line."""
     directory = sys.argv[1]
@@ -54,7 +63,12 @@ def main():
         job = json.load(spec)
     try:
         context, desktop = start(job, directory)
-        # The job itself comes on stdin once the office answers: a pool starts offices ahead.
+        # A pooled office warms up on a document of its own, says it is ready, and only then
+        # reads its job on stdin: a pool starts offices ahead.
+        cold = warmup.warm(desktop, directory, job.get("warm", []), job_waiting)
+        said = {"ready": True, "cold": cold} if cold else {"ready": True}
+        sys.stdout.write(json.dumps(said) + "\n")
+        sys.stdout.flush()
         job.update(json.loads(sys.stdin.readline() or "{}"))
         author(context, job["author"])
         jobs = FORMATS.get(job.get("format", "docx"), JOBS)

@@ -11,6 +11,7 @@ import os
 
 import uno
 from calc_inspect import (
+    FILTER,
     cell_address,
     cell_position,
     column_index,
@@ -24,7 +25,7 @@ from calc_inspect import (
     sheets,
     split_reference,
 )
-from desktop import Refused, prop, source, url
+from desktop import Refused, source, store
 from kinds import run_batch
 
 BOLD, NORMAL_WEIGHT = 150.0, 100.0
@@ -301,7 +302,7 @@ def run(job, directory, _context, desktop):
     results = run_batch(COMMANDS, Workbook(document), job["commands"])
     document.calculateAll()
     saved = os.path.join(directory, "out.xlsx")
-    document.storeToURL(url(saved), (prop("FilterName", "Calc MS Excel 2007 XML"),))
+    store(document, saved, FILTER)
     document.close(True)
     result = inspect(load(desktop, saved))
     result["results"] = results

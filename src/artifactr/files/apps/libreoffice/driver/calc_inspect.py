@@ -31,9 +31,13 @@ CELL = re.compile(r"^\$?([A-Za-z]{1,3})\$?([1-9][0-9]{0,6})$")
 """A cell's address in A1 notation, with or without ``$``."""
 
 
+FILTER = "Calc MS Excel 2007 XML"
+"""A workbook's format, which it is loaded and saved with."""
+
+
 def load(desktop, path):
     """Load a workbook, or refuse a file that is not one."""
-    return load_as(desktop, path, SPREADSHEET, "a spreadsheet")
+    return load_as(desktop, path, SPREADSHEET, "a spreadsheet", FILTER)
 
 
 def column_name(index):

@@ -5,6 +5,7 @@ Shared by every job of the driver; imports only the standard library and ``uno``
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -62,10 +63,21 @@ HARDENED = (
 )
 """The hardened profile, one setting a row: where, what, its value, and why."""
 
+QUICK = (
+    (
+        "Office.Common/Save/Document",
+        "GenerateThumbnail",
+        "false",
+        "an ODF store draws no thumbnail of page 1 (most of a Writer inspection's ODF export);"
+        " nothing reads one, and the Office Open XML files jobs save carry none anyway",
+    ),
+)
+"""Settings that make a job quicker, one a row as :data:`HARDENED`'s."""
+
 
 def settings_of():
-    """Return a fresh profile's settings: every hardened setting."""
-    items = [(path, name, value) for path, name, value, _reason in HARDENED]
+    """Return a fresh profile's settings: every hardened setting, then the quick ones."""
+    items = [(path, name, value) for path, name, value, _reason in HARDENED + QUICK]
     body = "".join(
         f'<item oor:path="/org.openoffice.{path}"><prop oor:name="{name}" oor:op="fuse">'
         f"<value>{value}</value></prop></item>\n"
@@ -167,8 +179,14 @@ def launch(job, profile, log):
 
 
 def start(job, directory):
-    """Start soffice on a fresh profile; return the context and desktop once it answers."""
+    """Start soffice on a fresh profile; return the context and desktop once it answers.
+
+    The profile is a copy of the job's ``template``, if it names one: a profile the office has
+    initialised once, so it skips its first start.
+    """
     profile = os.path.join(directory, "profile")
+    if job.get("template"):
+        shutil.copytree(job["template"], profile, symlinks=True, dirs_exist_ok=True)
     os.makedirs(os.path.join(profile, "user"), exist_ok=True)
     registry = os.path.join(profile, "user", "registrymodifications.xcu")
     ours = settings_of()

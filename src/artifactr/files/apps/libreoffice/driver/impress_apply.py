@@ -14,8 +14,18 @@ import time
 import zipfile
 
 import uno
-from desktop import Refused, prop, source, url
-from impress_inspect import NOTES, PLACEHOLDERS, TITLE, has_text, inspect, load, shapes, slides
+from desktop import Refused, source, store
+from impress_inspect import (
+    FILTER,
+    NOTES,
+    PLACEHOLDERS,
+    TITLE,
+    has_text,
+    inspect,
+    load,
+    shapes,
+    slides,
+)
 from kinds import run_batch
 
 LAYOUTS = {
@@ -214,7 +224,7 @@ def run(job, directory, _context, desktop):
     office = slides(document)
     order = [next(i for i, slide in enumerate(office) if slide == wanted) for wanted in deck.order]
     saved = os.path.join(directory, "out.pptx")
-    document.storeToURL(url(saved), (prop("FilterName", "Impress MS PowerPoint 2007 XML"),))
+    store(document, saved, FILTER)
     # Not closed: closing a deck that gained a comment crashes LibreOffice 7.4; the job's end
     # kills the office anyway.
     if order != sorted(order):

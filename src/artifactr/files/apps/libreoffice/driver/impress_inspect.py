@@ -34,9 +34,13 @@ PLACEHOLDERS = (
 """A slide's text placeholders other than its title, as ``slide.setText`` counts them."""
 
 
+FILTER = "Impress MS PowerPoint 2007 XML"
+"""A deck's format, which it is loaded and saved with."""
+
+
 def load(desktop, path):
     """Load a deck, or refuse a file that is not one."""
-    return load_as(desktop, path, PRESENTATION, "a presentation")
+    return load_as(desktop, path, PRESENTATION, "a presentation", FILTER)
 
 
 def slides(document):

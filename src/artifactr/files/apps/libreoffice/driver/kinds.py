@@ -15,9 +15,14 @@ PAGE = re.compile(rb"/Type\s*/Page(?![s\w])")
 """A page object in a PDF the office wrote (it writes no object streams)."""
 
 
-def load_as(desktop, path, service, what):
-    """Load a file hidden, macros never run and links never updated, as ``service``, or refuse."""
+def load_as(desktop, path, service, what, filter_name):
+    """Load a file hidden, macros never run and links never updated, as ``service``, or refuse.
+
+    The file is loaded with ``filter_name``, its format's: no type detection, as a Writer
+    document's (the adapter knows the format from the file's own parts).
+    """
     properties = (
+        prop("FilterName", filter_name),
         prop("Hidden", True),
         prop("ReadOnly", False),
         prop("MacroExecutionMode", 0),  # MacroExecMode.NEVER_EXECUTE

@@ -205,10 +205,14 @@ async def test_a_caller_can_wait_for_the_export_a_page_left_going(
     office: LibreOffice, thirty: bytes
 ) -> None:
     await office.exported()  # nothing under way: at once
-    await office.render(thirty, 5, deadline=SLOW)
+    rendering = asyncio.ensure_future(office.render(thirty, 5, deadline=SLOW))
+    while not office.export_status().running:
+        await asyncio.sleep(0.01)
+    # Asked while the export is under way, however soon its page comes: it waits for the end.
     await office.exported()
     status = office.export_status()
     assert (status.started, status.running, status.kept) == (1, 0, 1)
+    assert pixels(await rendering).size == (816, 1056)
 
 
 async def test_without_the_early_page_page_one_waits_for_the_whole_export(

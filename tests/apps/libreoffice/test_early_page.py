@@ -201,13 +201,20 @@ async def test_pages_one_and_two_asked_at_once_start_one_whole_export(
     assert office.export_status().started == 1
 
 
+async def under_way(office: LibreOffice) -> None:
+    """Return once an export is under way (the test's timeout bounds the wait)."""
+    for _ in range(100_000):
+        if office.export_status().running:
+            return
+        await asyncio.sleep(0.01)
+
+
 async def test_a_caller_can_wait_for_the_export_a_page_left_going(
     office: LibreOffice, thirty: bytes
 ) -> None:
     await office.exported()  # nothing under way: at once
     rendering = asyncio.ensure_future(office.render(thirty, 5, deadline=SLOW))
-    while not office.export_status().running:
-        await asyncio.sleep(0.01)
+    await under_way(office)
     # Asked while the export is under way, however soon its page comes: it waits for the end.
     await office.exported()
     status = office.export_status()

@@ -410,8 +410,8 @@ class LibreOffice:
         waits for this before its next job: a render answered from its page alone leaves its
         whole export going.
         """
-        for flight in list(self._exporting.values()):
-            await asyncio.wait([flight.task])
+        flights = [asyncio.shield(flight.task) for flight in self._exporting.values()]
+        await asyncio.gather(*flights, return_exceptions=True)
 
     async def close(self) -> None:
         """Stop the exports under way, kill the pool's offices and remove the template profile.

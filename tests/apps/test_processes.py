@@ -121,3 +121,52 @@ def test_only_the_group_s_live_processes_are_alive(
     finally:
         leader.kill()
         leader.wait()
+
+
+async def test_work_to_the_end_runs_to_its_end_when_its_caller_is_cancelled() -> None:
+    gate, ended = asyncio.Event(), asyncio.Event()
+
+    async def ending() -> str:
+        await gate.wait()
+        ended.set()
+        return "ended"
+
+    caller = asyncio.ensure_future(processes.to_the_end(ending()))
+    await asyncio.sleep(0)
+    caller.cancel()
+    await asyncio.sleep(0)
+    # Cancelled while the work waits: the caller still waits for the work's end.
+    assert not caller.done()
+    gate.set()
+    with pytest.raises(asyncio.CancelledError):
+        await caller
+    assert ended.is_set()
+
+
+async def test_work_to_the_end_gives_its_answer_and_its_failure() -> None:
+    async def answer() -> int:
+        return 7
+
+    async def failure() -> int:
+        raise AppCrashed("its processes [1] were still alive")
+
+    assert await processes.to_the_end(answer()) == 7
+    with pytest.raises(AppCrashed, match="still alive"):
+        await processes.to_the_end(failure())
+
+
+async def test_what_the_work_raised_after_its_caller_was_cancelled_is_dropped() -> None:
+    gate = asyncio.Event()
+
+    async def failing() -> None:
+        await gate.wait()
+        raise AppCrashed("its processes [1] were still alive")
+
+    caller = asyncio.ensure_future(processes.to_the_end(failing()))
+    await asyncio.sleep(0)
+    caller.cancel()
+    await asyncio.sleep(0)
+    gate.set()
+    # The cancellation goes on; the failure is retrieved, so nothing warns of it unread.
+    with pytest.raises(asyncio.CancelledError):
+        await caller

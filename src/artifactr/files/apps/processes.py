@@ -80,6 +80,24 @@ async def reap(
         ) from None
 
 
+async def to_the_end[T](work: Awaitable[T]) -> T:
+    """Return what ``work`` gives, awaited to its end even if the caller is cancelled meanwhile.
+
+    A job's processes are reaped whatever happens: a cancellation that reached the reaping
+    (an adapter closed while a job was ending) would leave them alive and their pipes open. On a
+    cancellation the work still runs to its end, then the cancellation goes on; what the work
+    raised then is dropped, as the caller no longer waits for an answer.
+    """
+    task = asyncio.ensure_future(work)
+    try:
+        return await asyncio.shield(task)
+    except asyncio.CancelledError:
+        await asyncio.wait([task])
+        with suppress(Exception):
+            task.result()
+        raise
+
+
 def _kill_group(pgid: int) -> None:
     """Kill the job's whole process group; its leader's pid is the group's id."""
     with suppress(ProcessLookupError, PermissionError):

@@ -154,7 +154,7 @@ async def run(
         written = None if output is None else _read_back(office.directory / output, runner.max_file)
         return Reply(result, written)
     finally:
-        await end(office)
+        await processes.to_the_end(end(office))
 
 
 @dataclass

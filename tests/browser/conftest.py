@@ -12,17 +12,18 @@ import socket
 import threading
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 import uvicorn
 from selenium import webdriver
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.expected_conditions import staleness_of
+from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.ui import Select, WebDriverWait
 
 from artifactr.files.apps.libreoffice import LibreOffice, available
@@ -94,6 +95,32 @@ def served(tmp_path: Path, clock: Clock) -> Iterator[str]:
         thread.join(timeout=30)
 
 
+GONE = "does not belong to the document"
+"""How chromium's driver says, now and then, that a page has gone: not as a stale element."""
+
+
+def left(page: WebElement) -> Callable[[WebDriver], bool]:
+    """Whether the browser has left ``page`` (its ``html``) for the page it navigated to.
+
+    Selenium's ``staleness_of`` knows only the stale-element error; chromium's driver sometimes
+    answers instead that the node does not belong to the document (SeleniumHQ/selenium#15401),
+    which means the same thing and used to fail the test that clicked.
+    """
+
+    def gone(_: WebDriver) -> bool:
+        try:
+            page.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as error:
+            if GONE in (error.msg or ""):
+                return True
+            raise
+        return False
+
+    return gone
+
+
 @dataclass
 class Browser:
     """A headless chromium on the served demo, and where its downloads go."""
@@ -115,7 +142,9 @@ class Browser:
         """Click a button or link by its text, and wait for the page it leads to."""
         page = self.driver.find_element(By.TAG_NAME, "html")
         self.driver.find_element(By.XPATH, f"//*[self::button or self::a][text()={text!r}]").click()
-        WebDriverWait(self.driver, 30).until(staleness_of(page))
+        wait = WebDriverWait(self.driver, 30)
+        wait.until(left(page))
+        wait.until(lambda driver: driver.execute_script("return document.readyState") == "complete")
 
     def buttons(self) -> list[str]:
         return [b.text for b in self.driver.find_elements(By.TAG_NAME, "button")]

@@ -358,7 +358,7 @@ async def test_a_half_finished_put_is_invisible_and_holds_no_transaction(
 
     # SQLite has one connection: a put holding a transaction here would block these.
     assert await blobs.get(SCOPE, "a1", sha(stall.first)) is None
-    other = await asyncio.wait_for(blobs.put(SCOPE, "a2", stream(b"x"), "text/plain"), 5)
+    other = await asyncio.wait_for(blobs.put(SCOPE, "a2", stream(b"x"), "text/plain"), 30)
     assert await blobs.get(SCOPE, "a2", other.sha256) == b"x"
 
     stall.go.set()
@@ -513,7 +513,7 @@ async def test_a_cancelled_database_call_finishes_before_the_cancellation_is_rai
     call.cancel()
     with pytest.raises(asyncio.CancelledError):
         await call
-    assert await asyncio.wait_for(blobs.get(SCOPE, "a1", blob.sha256), 5) == noise(2 * MiB)
+    assert await asyncio.wait_for(blobs.get(SCOPE, "a1", blob.sha256), 30) == noise(2 * MiB)
 
 
 async def test_a_blob_collected_while_it_is_read_raises_not_found_instead_of_ending_short(
@@ -541,13 +541,13 @@ async def test_a_slow_reader_holds_no_transaction_and_a_reader_that_stops_frees_
     first = await anext(chunks)
     await asyncio.sleep(LINGER * 5)
     # SQLite has one connection: a reader holding a transaction here would block these.
-    other = await asyncio.wait_for(blobs.put(SCOPE, "a2", stream(b"x"), "text/plain"), 5)
-    assert await asyncio.wait_for(blobs.get(SCOPE, "a2", other.sha256), 5) == b"x"
+    other = await asyncio.wait_for(blobs.put(SCOPE, "a2", stream(b"x"), "text/plain"), 30)
+    assert await asyncio.wait_for(blobs.get(SCOPE, "a2", other.sha256), 30) == b"x"
     assert first + b"".join([chunk async for chunk in chunks]) == data
     # A caller that stops early lets the reader go too.
     async for _ in blobs.read(SCOPE, "a1", blob.sha256):
         break
-    assert await asyncio.wait_for(blobs.get(SCOPE, "a2", other.sha256), 5) == b"x"
+    assert await asyncio.wait_for(blobs.get(SCOPE, "a2", other.sha256), 30) == b"x"
 
 
 @pytest.fixture(params=BACKENDS)

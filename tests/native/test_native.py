@@ -767,7 +767,7 @@ def claims_of(env: World, monkeypatch: pytest.MonkeyPatch) -> "asyncio.Queue[Che
 
 async def held_by(answers: "asyncio.Queue[Checkout | None]", holder: str) -> None:
     """Wait for a claim that found the check-out claimed by ``holder``."""
-    answer = await asyncio.wait_for(answers.get(), 15)
+    answer = await asyncio.wait_for(answers.get(), 30)
     assert answer is not None
     assert answer.claim == holder
 
@@ -795,7 +795,7 @@ async def test_a_check_in_waits_for_another_check_in_of_its_check_out_and_answer
     printed = fingerprint(edited_body(data))
     outcome = Outcome(status="applied", version=7, fingerprint=printed)
     await memory_env.checkouts.settle(memory_env.scope, checkout.id, outcome, by=ALICE, at=now)
-    result = await asyncio.wait_for(waiting, 5)
+    result = await asyncio.wait_for(waiting, 30)
     assert result == CheckedIn(status="applied", artifact_id=artifact_id, version=7)
 
 
@@ -817,7 +817,7 @@ async def test_a_check_in_waiting_on_a_check_out_that_was_removed_finds_none(
     assert not waiting.done()
     await memory_env.checkouts.remove(memory_env.scope, checkout.id)
     with pytest.raises(NotFound):
-        await asyncio.wait_for(waiting, 5)
+        await asyncio.wait_for(waiting, 30)
 
 
 async def test_a_check_in_that_stalled_past_its_claim_answers_what_the_retry_did(

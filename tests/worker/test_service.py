@@ -364,7 +364,7 @@ async def test_a_caller_that_goes_away_mid_upload_frees_the_worker(
     where = urlsplit(served.url)
     with socket.create_connection((where.hostname, where.port)) as connection:
         connection.sendall(head + line + bytes(1000))
-        await asyncio.sleep(0.3)
+        await busy(served, running=1, waiting=0)  # it is reading the upload: now hang up
     async with asyncio.timeout(30):  # the job's end is logged once the worker sees the hang-up
         for _ in itertools.count():
             if job_log():

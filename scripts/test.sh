@@ -27,7 +27,7 @@ if [ $# -eq 0 ]; then
   standalone=$!
   trap 'kill "$standalone" 2>/dev/null || true; rm -f "$standalone_log"' EXIT
 fi
-run pytest -n 2 --dist worksteal --cov --cov-report=term-missing -p no:cacheprovider "$@"
+run pytest -n 2 --dist worksteal --durations=10 --cov --cov-report=term-missing -p no:cacheprovider "$@"
 if [ -n "$standalone" ]; then
   if ! wait "$standalone"; then
     cat "$standalone_log"

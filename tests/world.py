@@ -37,6 +37,11 @@ from tests.documents import build_docx
 
 ALICE = UserActor(id="alice", name="Alice")
 
+DEADLINE = 15.0
+"""Seconds the app may take in the tests' worlds: ample for FakeApp on a loaded machine (an edit
+of 57 comments outran 0.5 s in CI, and an upload's parse 2 s beside a CPU hog). A timeout a test
+tells is the app's own (``fail_next``), at a deadline the test sets short for that call."""
+
 Authorize = Callable[[str, str | None, Actor, Access], Awaitable[bool]]
 Hidden = Callable[[str, str, Actor], Awaitable[Visibility]]
 
@@ -80,6 +85,20 @@ class World:
         )
         assert outcome.type == "applied"
         return outcome.artifact_id
+
+    def with_deadline(self, seconds: float) -> NativeFiles:
+        """The service over the same parts, but with the app's deadline at ``seconds``."""
+        timing = {} if self.clock is None else {"clock": self.clock}
+        return NativeFiles(
+            blobs=self.blobs,
+            app=self.app,
+            leases=self.leases,
+            checkouts=self.checkouts,
+            renders=self.renders,
+            integrations=self.switch,
+            deadline=seconds,
+            **timing,
+        )
 
     def off(self) -> None:
         """Switch the app off in the workspace."""

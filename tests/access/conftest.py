@@ -61,7 +61,7 @@ import tests.world
 from artifactr.files import WordDocument
 from artifactr.files.agent.tools import native_file_tools
 from tests.documents import build_docx
-from tests.world import chunks, world_on
+from tests.world import DEADLINE, chunks, world_on
 
 TENANT = "t1"
 WORKSPACE = "w1"
@@ -300,7 +300,7 @@ async def world(engine: AsyncEngine) -> World:
         engine,
         authorize=recording(hooks.authorize, asked),
         hidden=hooks.hidden,
-        deadline=2.0,
-        render_deadline=2.0,
+        deadline=DEADLINE,
+        render_deadline=DEADLINE,
     )
     return World(**usual.parts(), grants=grants, asked=asked)

@@ -35,17 +35,13 @@ from artifactr.files.agent.tools import native_file_tools
 from artifactr.files.core.integrations import InMemoryIntegrations
 from artifactr.files.native import NativeFiles
 from tests.documents import build_docx
-from tests.world import chunks, world_on
+from tests.world import DEADLINE, chunks, world_on
 
 ALICE = UserActor(id="alice", name="Alice")
 BOB = UserActor(id="bob", name="Bob")
 
 RFC3339_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{1,6})?Z")
 """A time as every answer gives one: RFC 3339 in UTC, with a Z (never ``+00:00``)."""
-
-DEADLINE = 15.0
-"""Seconds the app may take in these tests: ample for FakeApp on a loaded machine (an edit of
-57 comments outran 0.5 s in CI). A timeout a test tells is the app's own (``fail_next``)."""
 
 
 class DirectDocument(WordDocument, name="tools_direct_document"):

@@ -27,8 +27,8 @@ from pydantic_ai.models.function import AgentInfo
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files.mcp import add_native_file_tools
-from tests.agent.conftest import DEADLINE, Note
-from tests.world import World, world_on
+from tests.agent.conftest import Note
+from tests.world import DEADLINE, World, world_on
 
 CLAUDE = ExternalAgentActor(client_id="claude-desktop", name="Claude Desktop")
 """The MCP client: an external agent with credentials of its own."""

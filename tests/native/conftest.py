@@ -9,7 +9,7 @@ from artifactr import AgentActor, UserActor
 from tests.clock import Clock
 from tests.databases import BACKENDS
 from tests.documents import build_docx
-from tests.world import ALICE, World, chunks, open_world
+from tests.world import ALICE, DEADLINE, World, chunks, open_world
 
 __all__ = ["AGENT", "ALICE", "BOB", "World", "chunks", "make_env", "sample_docx"]
 
@@ -31,9 +31,9 @@ def sample_docx() -> bytes:
 
 
 async def make_env(backend: str, tmp_path: Path, **options: object) -> AsyncIterator[World]:
-    """Yield the world on a backend, with a clock that moves and 2 s deadlines for the app."""
+    """Yield the world on a backend, with a clock that moves and the tests' app deadlines."""
     async with open_world(
-        backend, tmp_path, clock=Clock(), deadline=2.0, render_deadline=2.0, **options
+        backend, tmp_path, clock=Clock(), deadline=DEADLINE, render_deadline=DEADLINE, **options
     ) as world:
         world.sample = sample_docx()
         yield world

@@ -37,7 +37,7 @@ from tests.clock import Clock
 from tests.databases import another_engine, postgres_schema
 from tests.documents import build_docx
 from tests.native.conftest import ALICE, BOB, World, chunks
-from tests.world import assemble
+from tests.world import DEADLINE, assemble
 
 pytestmark = pytest.mark.postgres
 
@@ -81,8 +81,8 @@ def _env(engine: Any, clock: Clock, switch: InMemoryIntegrations) -> World:
         SqlRenders(engine),
         switch=switch,
         clock=clock,
-        deadline=2.0,
-        render_deadline=2.0,
+        deadline=DEADLINE,
+        render_deadline=DEADLINE,
     )
 
 

@@ -87,7 +87,7 @@ class World:
         return outcome.artifact_id
 
     def with_deadline(self, seconds: float) -> NativeFiles:
-        """The service over the same parts, but with the app's deadline at ``seconds``."""
+        """The service on the same parts, for Word documents, its app deadline ``seconds``."""
         timing = {} if self.clock is None else {"clock": self.clock}
         return NativeFiles(
             blobs=self.blobs,

@@ -64,7 +64,7 @@ async def test_each_state_change_and_refusal_is_one_record_with_its_fields(
     await files.check_in(alice, again.id, once(build_docx(["Signed."])))
     app.fail_next("timeout", "apply")
     with pytest.raises(AppTimeout):
-        await files.edit(alice, artifact_id, base_version=3, commands=[replace])
+        await world.with_deadline(0.01).edit(alice, artifact_id, base_version=3, commands=[replace])
     await files.collect(alice.as_actor(SystemActor()), grace=timedelta(0))
 
     found = events(caplog)

@@ -1212,6 +1212,7 @@ async def measured_check_in(api: Api, big: LazyDocx) -> tuple[httpx2.Response, i
     return response, peak
 
 
+@pytest.mark.timeout(180)  # a gibibyte hashed and stored: half a minute on a busy machine
 @pytest.mark.parametrize("engine", ["sqlite"], indirect=True)
 async def test_a_1_gib_check_in_is_applied_through_the_router_in_flat_memory(
     make_api: MakeApi,

@@ -17,7 +17,7 @@ import pytest
 from artifactr.files.apps.libreoffice import MAX_FILE, LibreOffice
 from artifactr.files.apps.libreoffice._availability import SYSTEM_PYTHON
 from artifactr.files.apps.libreoffice._pool import Pool
-from artifactr.files.apps.libreoffice._process import Runner, run
+from artifactr.files.apps.libreoffice._process import Runner, end, run
 from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.errors import AppCrashed, AppTimeout
 from tests.apps.libreoffice.test_catalog import NOWHERE, script
@@ -168,6 +168,32 @@ async def test_an_office_that_never_says_it_is_ready_is_killed_and_the_pool_says
         assert "could not start" not in caplog.text  # the job's office, not the pool's
     finally:
         await slow.close()
+
+
+async def test_a_job_that_comes_while_the_pool_spawns_an_office_takes_that_office(
+    tmp_path: Path, jobs: Path
+) -> None:
+    # Once its driver is spawned the office is ahead of any the job would start; a job that
+    # came before the pool held it started a second office, and the pool's was left waiting.
+    waiting = script(tmp_path, f"{READY}; exec sleep 30", "waiting")
+    runner = Runner(soffice=NOWHERE, python=waiting, isolate=False, max_file=1024)
+
+    async def made() -> Runner:
+        return runner
+
+    pool = Pool(1, 0, made)
+    try:
+        pool.fill()
+        await asyncio.sleep(0)  # the filler has begun to spawn its office's driver
+        assert pool.status().pids == ()  # which the pool does not hold yet
+        office = await pool.take()
+        assert office is not None
+        assert office.process.returncode is None
+        await end(office)
+        assert not alive(office.process.pid)
+    finally:
+        await pool.close()
+    assert left(jobs) == []
 
 
 def left(jobs: Path) -> list[Path]:

@@ -6,7 +6,8 @@ job it will run. An office is ready once its driver says its office answers, aft
 up on a document of its own for the kinds its runner names (``Runner.warm``;
 ``driver/warmup.py``); one that doesn't say so within ``deadline`` seconds, or stops, is killed
 and the pool says why. :meth:`Pool.take` hands out the oldest office, ready or still starting
-(either is ahead of one started then), and starts a replacement in the background; the job kills
+(either is ahead of one started then), waiting for one whose driver is being spawned if the pool
+holds none yet, and starts a replacement in the background; the job kills
 it at its end as it kills any job. No office ever sees a second user document. While the
 offices' resident memory is at ``memory`` bytes or more (0: no cap), no more are started.
 :meth:`Pool.status` reports the size, how many are ready or starting, and their memory.
@@ -69,12 +70,17 @@ class Pool:
         self._runner = runner
         self._offices: deque[Office] = deque()
         self._filling: asyncio.Task[None] | None = None
+        self._spawning: asyncio.Future[None] | None = None
 
     async def take(self) -> Office | None:
         """Return the oldest office, ready or starting (its driver alive), or None.
 
+        An office whose driver is being spawned is ahead of one the job would start: with none
+        held yet, it waits for that spawn (its processes exist), never for the office's start.
         Its replacement starts in the background.
         """
+        if not self._offices and self._spawning is not None:
+            await asyncio.wait([self._spawning])  # the filler holds it (or not) by then
         office = None
         while self._offices and office is None:
             candidate = self._offices.popleft()
@@ -94,11 +100,18 @@ class Pool:
         while len(self._offices) < self.size:
             if self.memory and idle_memory(self._offices) >= self.memory:
                 return
+            runner = await self._runner()
+            spawned: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._spawning = spawned
             try:
-                office = await start(await self._runner())
+                office = await start(runner)
             except AppCrashed as error:
                 logger.warning("libreoffice's pool could not start an office: %s", error)
                 return
+            finally:
+                # A job waiting on it resumes once this step has held the office, or not.
+                self._spawning = None
+                spawned.set_result(None)
             self._offices.append(office)
             why = await ready(office, self.deadline)
             if office.cold():

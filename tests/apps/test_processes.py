@@ -81,6 +81,13 @@ async def test_a_process_the_kill_never_reaches_is_a_crash_that_names_it(
             kill(pid)
 
 
+def stat(pid: int, name: str, state: str, group: int, started: int = 100) -> str:
+    """Return a line of ``/proc/<pid>/stat``: its state, group, session (the group's, as a
+    leader of its own session's) and start time (the 22nd field)."""
+    middle = " ".join(["0"] * 15)  # the terminal, flags, faults and times between
+    return f"{pid} ({name}) {state} 1 {group} {group} {middle} {started} 0 0\n"
+
+
 def test_a_group_of_zombies_is_gone() -> None:
     # A worker that is pid 1 never reaps a killed office's orphans: they stay zombies.
     zombie = subprocess.Popen(["true"], start_new_session=True)
@@ -101,23 +108,32 @@ def test_only_the_group_s_live_processes_are_alive(
         stats = {
             "self": None,  # not a process
             "101": None,  # gone since it was listed
-            "102": f"102 (soffice.bin) R 1 {group} {group}",
-            "103": f"103 (a) b) S 102 {group} {group}",  # a name with a bracket
-            "104": f"104 (oosplash) Z 1 {group} {group}",  # a zombie
-            "105": "105 (other) S 1 7 7",  # another group
+            "102": stat(102, "soffice.bin", "R", group),
+            "103": stat(103, "a) b", "S", group),  # a name with a bracket
+            "104": stat(104, "oosplash", "Z", group),  # a zombie
+            "105": stat(105, "other", "S", 7),  # another group
+            # A sandbox's own session being torn down: its command line reads empty.
+            "107": stat(107, "soffice.bin", "R", 9, started=4242),
         }
-        for name, stat in stats.items():
+        for name, said in stats.items():
             (tmp_path / name).mkdir()
-            if stat is not None:
-                (tmp_path / name / "stat").write_text(stat + " 0 -1\n")
+            if said is not None:
+                (tmp_path / name / "stat").write_text(said)
         # A sandbox's own session is the job's too when its command line names the job.
         (tmp_path / "106").mkdir()
-        (tmp_path / "106" / "stat").write_text("106 (soffice.bin) S 1 9 9 0 -1\n")
+        (tmp_path / "106" / "stat").write_text(stat(106, "soffice.bin", "S", 9))
         (tmp_path / "106" / "cmdline").write_bytes(b"soffice.bin\x00-env:file:///jobs/lo-1\x00")
+        (tmp_path / "107" / "cmdline").write_bytes(b"")
         monkeypatch.setattr(processes, "PROC", tmp_path)
         assert sorted(processes._alive(group)) == [102, 103]
         # 105's command line can't be read (it is gone): it names nothing.
         assert sorted(processes._alive(group, "/jobs/lo-1")) == [102, 103, 106]
+        # One known before the kill is the job's still, though its command line names nothing;
+        # not a process that has its pid since (another start time).
+        assert 107 in processes._alive(group, "/jobs/lo-1", frozenset({(107, "4242", "1")}))
+        assert 107 not in processes._alive(group, "/jobs/lo-1", frozenset({(107, "1", "1")}))
+        # And so is every process of a known process's session: the sandbox's own.
+        assert 107 in processes._alive(group, "/jobs/lo-1", frozenset({(108, "1", "9")}))
     finally:
         leader.kill()
         leader.wait()

@@ -42,6 +42,7 @@ async def reap(
     what: str,
     grace: float = GRACE,
     marker: str | None = None,
+    known: "Known" = frozenset(),
 ) -> None:
     """Kill the process group ``pgid``; return once every process of it is gone.
 
@@ -59,22 +60,27 @@ async def reap(
         marker: Text (the job's directory) that makes a process whose command line names it the
             job's too, though a sandbox gave it a session of its own: it is killed and waited
             for alike.
+        known: The job's processes found earlier (:func:`snapshot`), when their command lines
+            still named ``marker``: waited for too, with their sessions.
 
     Raises:
         AppCrashed: If a process of the job is still alive ``grace`` seconds after the kill;
             the error names each one.
     """
-    _kill(pgid, [])
+    # Each process of the job is known before the kill: one being torn down no longer shows
+    # its command line, so a look after the kill can't tell it by ``marker`` any more.
+    known = known | _processes(pgid, marker, known)
+    _kill(pgid, [pid for pid, _, _ in known])
     pause = POLL
     try:
         async with asyncio.timeout(grace):
             await leader_end()
-            while alive := _alive(pgid, marker):
+            while alive := _alive(pgid, marker, known):
                 _kill(pgid, alive)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, POLL_MAX)
     except TimeoutError:
-        alive = _alive(pgid, marker)
+        alive = _alive(pgid, marker, known)
         raise AppCrashed(
             f"{what} was killed, but its processes {alive} were still alive {grace:g} s later"
         ) from None
@@ -104,27 +110,56 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def _alive(pgid: int, marker: str | None = None) -> list[int]:
-    """Return the pids of the job's live processes: the group's, or naming ``marker``."""
-    # A killed job's children whose parent is gone may be zombies for as long as nobody reaps
-    # them (a worker that is pid 1 never does): a zombie is gone.
-    alive: list[int] = []
+type Known = frozenset[tuple[int, str, str]]
+"""A job's processes as found before the kill: each one's pid, start time and session."""
+
+
+def snapshot(pgid: int, marker: str | None) -> Known:
+    """Return the job's live processes now, for :func:`reap` to wait for later."""
+    return _processes(pgid, marker)
+
+
+def _alive(pgid: int, marker: str | None = None, known: Known = frozenset()) -> list[int]:
+    """Return the pids of the job's live processes: the group's, naming ``marker``, or known.
+
+    A known process is its pid and start time, so a pid the kernel gave another process since
+    is not taken for it; a known process's session, other than the group's, is a sandbox's
+    session of its own, and every process in it is the job's.
+    """
+    return sorted(pid for pid, _, _ in _processes(pgid, marker, known))
+
+
+def _processes(pgid: int, marker: str | None, known: Known = frozenset()) -> Known:
+    """Return the job's live processes, each as its pid, start time and session."""
+    # A process being torn down reads an empty command line, but keeps its pid, start time and
+    # session until it is a zombie. A killed job's children whose parent is gone may be zombies
+    # for as long as nobody reaps them (a worker that is pid 1 never does): a zombie is gone.
+    ids = {(pid, started) for pid, started, _ in known}
+    sessions = {session for _, _, session in known} - {str(pgid)}
+    found: set[tuple[int, str, str]] = set()
     for entry in PROC.iterdir():
         if entry.name.isdigit():
-            state, _, group = _stat(entry)[:3]
-            if state not in {"", "Z"} and (group == str(pgid) or _names(entry, marker)):
-                alive.append(int(entry.name))
-    return alive
+            state, group, session, started = _stat(entry)
+            pid = int(entry.name)
+            if state not in {"", "Z"} and (
+                group == str(pgid)
+                or (pid, started) in ids
+                or session in sessions
+                or _names(entry, marker)
+            ):
+                found.add((pid, started, session))
+    return frozenset(found)
 
 
-def _stat(entry: Path) -> list[str]:
-    """Return a process's state, parent and group, or blanks for one gone since it was listed."""
+def _stat(entry: Path) -> tuple[str, str, str, str]:
+    """Return a process's state, group, session and start time, or blanks for one gone."""
     try:
         said = (entry / "stat").read_text()
     except OSError:
-        return ["", "", ""]
+        return ("", "", "", "")
     # The command's name, in brackets, may hold anything: the fields follow its last bracket.
-    return said.rsplit(")", 1)[1].split()
+    fields = said.rsplit(")", 1)[1].split()
+    return (fields[0], fields[2], fields[3], fields[19])
 
 
 def _names(entry: Path, marker: str | None) -> bool:

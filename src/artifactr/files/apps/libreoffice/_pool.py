@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
+from artifactr.files.apps import processes
 from artifactr.files.apps.libreoffice._process import Office, Runner, end, ready, start
 from artifactr.files.core.errors import AppCrashed
 
@@ -87,7 +88,7 @@ class Pool:
             if candidate.process.returncode is None:
                 office = candidate
             else:
-                await end(candidate)
+                await processes.to_the_end(end(candidate))
         self.fill()
         return office
 
@@ -97,7 +98,8 @@ class Pool:
             self._filling = asyncio.get_running_loop().create_task(self._fill())
 
     async def _fill(self) -> None:
-        while len(self._offices) < self.size:
+        failed = False
+        while not failed and len(self._offices) < self.size:
             if self.memory and idle_memory(self._offices) >= self.memory:
                 return
             runner = await self._runner()
@@ -117,10 +119,10 @@ class Pool:
             if office.cold():
                 logger.warning("libreoffice's pool could not warm an office up: %s", office.cold())
             if why and office in self._offices:
-                logger.warning("libreoffice's pool could not start an office: %s", why)
                 self._offices.remove(office)
-                await end(office)
-                return
+                await processes.to_the_end(end(office))  # reaped whole, even if the pool closes
+                logger.warning("libreoffice's pool could not start an office: %s", why)
+                failed = True
 
     def status(self) -> PoolStatus:
         """Return the pool's size, how many offices are ready, and their resident memory."""
@@ -140,7 +142,7 @@ class Pool:
             self._filling.cancel()
             await asyncio.gather(self._filling, return_exceptions=True)
         while self._offices:
-            await end(self._offices.popleft())
+            await processes.to_the_end(end(self._offices.popleft()))
 
 
 def idle_memory(offices: "deque[Office]") -> int:

@@ -169,6 +169,9 @@ class Office:
     """The driver's first line: ``{"ready": true}`` once its office answers (and has warmed
     up), else what it says instead (its reply to a job it can't run), or nothing if it stops."""
     grace: float = processes.GRACE
+    known: processes.Known = frozenset()
+    """Its processes once it said it was ready: the kill waits for each, and for their sandbox's
+    session, though they may be torn down by then and their command lines read empty."""
 
     def ready(self) -> bool:
         """Return whether the driver has said its office is ready for the job."""
@@ -265,6 +268,7 @@ async def ready(office: Office, deadline: float) -> str:
     """
     done, _ = await asyncio.wait({office.said}, timeout=deadline)
     if office.ready() or office.said.cancelled():
+        office.known = processes.snapshot(office.process.pid, str(office.directory))
         return ""
     if not done:
         return f"its office didn't answer in {deadline:g} s"
@@ -294,7 +298,7 @@ async def end(office: Office) -> None:
         AppCrashed: If a process of the job is still alive ``office.grace`` seconds after the kill.
     """
     try:
-        await _stop(office.process, office.grace, office.directory)
+        await _stop(office.process, office.grace, office.directory, office.known)
     finally:
         office.said.cancel()
         await asyncio.gather(office.said, return_exceptions=True)
@@ -303,10 +307,17 @@ async def end(office: Office) -> None:
         await asyncio.to_thread(shutil.rmtree, office.directory, True)
 
 
-async def _stop(process: asyncio.subprocess.Process, grace: float, directory: Path) -> None:
+async def _stop(
+    process: asyncio.subprocess.Process,
+    grace: float,
+    directory: Path,
+    known: processes.Known = frozenset(),
+) -> None:
     """Kill a job's group, and its processes that name its directory; wait until all are gone."""
     what, marker = "libreoffice", str(directory)
-    await processes.reap(process.pid, process.wait, what=what, grace=grace, marker=marker)
+    await processes.reap(
+        process.pid, process.wait, what=what, grace=grace, marker=marker, known=known
+    )
 
 
 async def _answer(

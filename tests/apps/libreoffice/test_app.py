@@ -24,7 +24,7 @@ from PIL import Image
 
 from artifactr.files import AppCommand
 from artifactr.files.apps.libreoffice import LibreOffice
-from artifactr.files.apps.libreoffice._process import TEMPLATE_PREFIX
+from artifactr.files.apps.libreoffice._process import TEMPLATE_PREFIX, Runner, _answer, end, start
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 from tests import hostile
 from tests.apps.libreoffice.conftest import (
@@ -34,7 +34,10 @@ from tests.apps.libreoffice.conftest import (
     shown_document,
     toc_document,
 )
+from tests.apps.libreoffice.test_catalog import NOWHERE, script
+from tests.apps.libreoffice.test_pool import until
 from tests.office import running
+from tests.pids import alive
 
 SLOW = 45.0
 """Seconds a first render may take here: a whole office start-up on a busy machine."""
@@ -450,6 +453,35 @@ async def test_jobs_that_fail_side_by_side_under_load_leave_nothing_behind(
             await hog.wait()
     # Nor was any process alive when its own job wiped its directory, while the others ran.
     assert outlived == []
+
+
+async def test_a_cold_job_knows_its_processes_once_its_office_is_ready(
+    tmp_path: Path, jobs: Path
+) -> None:
+    # A driver whose office runs in a session of its own, as a sandbox's does, and names the
+    # job's directory until told to stop: then only its session says it is the job's.
+    driver = script(
+        tmp_path,
+        'mkfifo "$2/go"\n'
+        """setsid sh -c 'echo up >"$0/up"; read go <"$0/go"; exec sleep 300' "$2" &\n"""
+        'while [ ! -s "$2/up" ]; do sleep 0.01; done\n'
+        """echo '{"ready": true}'\n"""
+        "read job\n"
+        """echo '{"ok": true, "result": {"job": "done"}}'\n"""
+        "exec sleep 300",
+    )
+    runner = Runner(soffice=NOWHERE, python=driver, isolate=False, max_file=1024)
+    office = await start(runner)
+    try:
+        assert await _answer(office, {"op": "inspect"}, None, 1024) == {"job": "done"}
+        group = str(office.process.pid)
+        (helper,) = [pid for pid, _, session in office.known if session != group]
+        await asyncio.to_thread((office.directory / "go").write_text, "go\n")
+        named = str(office.directory).encode()
+        await until(lambda: named not in Path(f"/proc/{helper}/cmdline").read_bytes())
+    finally:
+        await end(office)
+    assert not alive(helper)  # its session was known: the kill found it, and waited for it
 
 
 def leftovers(jobs: Path) -> tuple[list[int], list[Path]]:

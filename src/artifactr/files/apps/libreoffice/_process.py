@@ -170,8 +170,9 @@ class Office:
     up), else what it says instead (its reply to a job it can't run), or nothing if it stops."""
     grace: float = processes.GRACE
     known: processes.Known = frozenset()
-    """Its processes once it said it was ready: the kill waits for each, and for their sandbox's
-    session, though they may be torn down by then and their command lines read empty."""
+    """Its processes once it said it was ready, pooled or cold: the kill waits for each, and for
+    their sandbox's session, though they may be torn down by then and their command lines read
+    empty."""
 
     def ready(self) -> bool:
         """Return whether the driver has said its office is ready for the job."""
@@ -350,6 +351,8 @@ async def _line(office: Office) -> dict[str, JsonValue]:
     try:
         line = await office.said
         if office.ready():
+            # A cold job's office is known once ready, as a pooled one is (:func:`ready`).
+            office.known |= processes.snapshot(office.process.pid, str(office.directory))
             line = await stdout.readline()
     except ValueError:
         raise AppTooLarge("libreoffice's reply is over the size limit") from None

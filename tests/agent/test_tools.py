@@ -404,6 +404,8 @@ async def test_a_timeout_a_crash_or_a_file_too_large_fails_the_call_not_the_run(
 ) -> None:
     doc = await world.upload()
     world.app.fail_next(kind, "apply")
+    # A told timeout waits out the deadline: the agent's service here has a short one.
+    world.files = world.with_deadline(0.01)
     edit = call("edit_native", artifact_id=doc, base_version=1, commands=REPLACE, summary="Cat.")
 
     run = await world.run([edit, say("The app failed; I told the person.")])

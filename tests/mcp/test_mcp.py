@@ -253,6 +253,9 @@ async def test_the_apps_refusal_carries_its_reason(server: Server) -> None:
 async def test_the_apps_failure_says_retrying_wont_help(server: Server) -> None:
     doc = await server.upload()
     server.app.fail_next("timeout", "apply")
+    # A told timeout waits out the deadline: the server's service here has a short one.
+    server.files = server.with_deadline(0.01)
+    server.serve(server.workspaces)
 
     async with server.client() as client:
         result = await call(client, "edit_native", **edit(doc))

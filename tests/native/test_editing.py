@@ -230,7 +230,7 @@ async def test_a_save_after_someone_else_s_revision_is_a_proposal_and_the_base_s
     assert ended.state == "checked_in"
 
 
-async def test_a_lapsed_session_taken_over_by_another_lock_ends_and_its_save_is_refused(
+async def test_a_lapsed_session_taken_over_by_another_lock_ends_and_its_save_is_a_proposal(
     env: World,
 ) -> None:
     data = sample_docx()
@@ -243,11 +243,12 @@ async def test_a_lapsed_session_taken_over_by_another_lock_ends_and_its_save_is_
     ended = await env.checkouts.get(env.scope, old.id)
     assert ended is not None
     assert ended.state == "discarded"
+    late = await env.files.save(ws, artifact_id, chunks(edited(data, b"Late")), lock="L1")
+    assert (late.status, late.ended_by) == ("proposed", BOB)
+    assert await read_all(env, artifact_id) == data
     with pytest.raises(LockMismatch) as caught:
-        await env.files.save(ws, artifact_id, chunks(edited(data, b"Late")), lock="L1")
-    assert caught.value.lock == "L2"
-    with pytest.raises(LockMismatch):
         await env.files.lock(ws, artifact_id, lock="L1")
+    assert caught.value.lock == "L2"
     assert await env.files.current_lock(ws, artifact_id) == "L2"
     assert (await env.files.open_checkouts(await env.ws(BOB), artifact_id)) == [new]
 
@@ -486,6 +487,8 @@ class EditorSessions(RuleBasedStateMachine):
         self.env: World
         self.artifact_id = ""
         self.held: str | None = None
+        self.open: str | None = None
+        self.ever: set[str] = set()
         self.heads: set[bytes] = set()
         self.count = 0
 
@@ -517,7 +520,8 @@ class EditorSessions(RuleBasedStateMachine):
             assert self.held != lock
             return
         assert self.held in (None, lock)
-        self.held = lock
+        self.held = self.open = lock
+        self.ever.add(lock)
 
     @rule(lock=st.sampled_from(["A", "B"]))
     def save(self, lock: str) -> None:
@@ -528,10 +532,13 @@ class EditorSessions(RuleBasedStateMachine):
                 self.env.files.save(self.ws("alice"), self.artifact_id, chunks(body), lock=lock)
             )
         except LockMismatch:
-            assert self.held != lock
+            assert lock not in self.ever
             return
-        assert self.held == lock
+        if self.held is None and self.open == lock:
+            self.held = lock  # its lease lapsed with no one else holding: taken up again
         assert saved.status in ("applied", "proposed")
+        if self.held != lock:
+            assert saved.status == "proposed"  # its session ended: kept, never lost
         if saved.status == "applied":
             self.heads.add(body)
         else:
@@ -545,7 +552,7 @@ class EditorSessions(RuleBasedStateMachine):
             assert self.held != lock
             return
         assert self.held == lock
-        self.held = None
+        self.held = self.open = None
 
     @rule()
     def time_passes(self) -> None:
@@ -665,3 +672,132 @@ async def test_a_check_out_lease_whose_record_never_comes_is_busy_without_a_lock
         await env.files.lock(await env.ws(BOB), artifact_id, lock="from-b")
     assert not isinstance(refused.value, LockMismatch)
     assert refused.value.details()["holder"] == holder
+
+
+# ─── who may do what to a lock (issue 38) ─────────────────────────────────────
+
+CAROL = UserActor(id="carol", name="Carol")
+TOKEN = "opaquelocktoken:4f2c0c1e-0000-4000-8000-000000000001"
+
+
+async def _viewer(env: World) -> Workspace:
+    """Carol, who may read the file and never edit it."""
+
+    async def carol_reads(tenant: str, ws: str | None, actor: Actor, access: Access) -> bool:
+        return actor != CAROL or access.action in ("artifactr:open", "artifactr:read_artifacts")
+
+    gate = integration_gate(env.switch, env.files.key_of, env.storage, authorize=carol_reads)
+    workspaces = Workspaces(env.storage, types=[WordDocument], authorize=gate)
+    return await workspaces.open("t1", "w1", actor=CAROL)
+
+
+@pytest.mark.parametrize("lock", ["L1", TOKEN])
+async def test_a_viewer_who_knows_the_lock_changes_nothing(env: World, lock: str) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    ws = await env.ws()
+    held = await env.files.lock(ws, artifact_id, lock=lock)
+    carol = await _viewer(env)
+    for refused in (
+        lambda: env.files.unlock(carol, artifact_id, lock=lock),
+        lambda: env.files.relock(carol, artifact_id, old=lock, new="Hijacked"),
+        lambda: env.files.refresh(carol, artifact_id, lock=lock, ttl=timedelta(seconds=1)),
+        lambda: env.files.lock(carol, artifact_id, lock=lock),
+        lambda: env.files.save(carol, artifact_id, chunks(edited(data, b"Carol")), lock=lock),
+        lambda: env.files.current_lock(carol, artifact_id),
+    ):
+        with pytest.raises(Forbidden):
+            await refused()
+    stored = await env.checkouts.get(env.scope, held.id)
+    assert stored == held
+    lease = await env.files.lease(ws, artifact_id)
+    assert lease is not None
+    assert (lease.holder, lease.expires_at) == (held.holder, held.expires_at)
+    saved = await env.files.save(ws, artifact_id, chunks(edited(data, b"Mine")), lock=lock)
+    assert saved.status == "applied"
+
+
+async def test_a_webdav_token_is_its_taker_s_alone_and_never_shown_to_another(
+    env: World,
+) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    alice = await env.ws()
+    held = await env.files.lock(alice, artifact_id, lock=TOKEN)
+    bob = await env.ws(BOB)
+    assert await env.files.current_lock(bob, artifact_id) is None
+    assert await env.files.current_lock(alice, artifact_id) == TOKEN
+    assert await env.files.current_lock(alice, artifact_id, personal=False) is None
+    for refused in (
+        lambda: env.files.unlock(bob, artifact_id, lock=TOKEN),
+        lambda: env.files.relock(bob, artifact_id, old=TOKEN, new="Mine"),
+        lambda: env.files.refresh(bob, artifact_id, lock=TOKEN),
+        lambda: env.files.lock(bob, artifact_id, lock=TOKEN),
+        lambda: env.files.lock(bob, artifact_id, lock="L2"),
+        lambda: env.files.save(bob, artifact_id, chunks(edited(data, b"Bob")), lock=TOKEN),
+    ):
+        with pytest.raises(LockMismatch) as caught:
+            await refused()
+        assert caught.value.lock is None
+        assert TOKEN not in str(caught.value.details())
+    assert await env.checkouts.get(env.scope, held.id) == held
+    assert len(await alice.revisions(artifact_id)) == 1
+
+
+async def test_a_wopi_lock_is_shown_only_to_those_who_may_edit(env: World) -> None:
+    artifact_id = await env.upload()
+    await env.files.lock(await env.ws(), artifact_id, lock="L1")
+    bob = await env.ws(BOB)
+    assert await env.files.current_lock(bob, artifact_id, personal=False) == "L1"
+    with pytest.raises(LockMismatch) as caught:
+        await env.files.lock(bob, artifact_id, lock="L2")
+    assert caught.value.lock == "L1"
+    with pytest.raises(Forbidden):
+        await env.files.current_lock(await _viewer(env), artifact_id, personal=False)
+
+
+async def test_a_save_after_the_session_was_ended_by_a_colleague_is_a_proposal(
+    env: World,
+) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    alice = await env.ws()
+    held = await env.files.lock(alice, artifact_id, lock="L1")
+    bob = await env.ws(BOB)
+    await env.files.unlock(bob, artifact_id, lock="L1")  # a co-editor of the shared session
+    late = edited(data, b"Late")
+    saved = await env.files.save(alice, artifact_id, chunks(late), lock="L1")
+    assert saved.status == "proposed"
+    assert saved.proposal_id is not None
+    assert saved.ended_by == BOB
+    proposal = await alice.proposal(saved.proposal_id)
+    assert "discarded" in proposal.rationale
+    assert held.id in proposal.rationale
+    assert await read_all(env, artifact_id) == data
+    assert await env.files.current_lock(alice, artifact_id) is None
+
+
+async def test_a_save_after_a_person_s_check_out_was_discarded_is_a_proposal(env: World) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    alice = await env.ws()
+    held = await env.files.lock(alice, artifact_id, lock=TOKEN)
+    await env.files.discard(alice, held.id)
+    await env.files.check_out(await env.ws(BOB), artifact_id)
+    saved = await env.files.save(alice, artifact_id, chunks(edited(data, b"Kept")), lock=TOKEN)
+    assert (saved.status, saved.ended_by) == ("proposed", ALICE)
+    with pytest.raises(LockMismatch):  # another's ended token is no one else's to save under
+        await env.files.save(await env.ws(BOB), artifact_id, chunks(data), lock=TOKEN)
+
+
+async def test_a_save_after_the_lease_lapsed_with_no_one_else_takes_the_lock_up_again(
+    env: World,
+) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    alice = await env.ws()
+    await env.files.lock(alice, artifact_id, lock="L1")
+    env.clock.advance(EDITOR_TTL + timedelta(seconds=1))
+    saved = await env.files.save(alice, artifact_id, chunks(edited(data, b"Idle")), lock="L1")
+    assert (saved.status, saved.version) == ("applied", 2)
+    assert await env.files.current_lock(alice, artifact_id) == "L1"

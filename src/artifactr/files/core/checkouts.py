@@ -184,6 +184,13 @@ class Checkouts(Protocol):
         """Return an artifact's open check-outs, their leases lapsed or not, oldest first."""
         ...
 
+    async def with_lock(self, scope: Scope, artifact_id: str, lock: str) -> Checkout | None:
+        """Return the newest check-out of an artifact under the editor's lock ``lock``, or None.
+
+        Open or ended: a save under a session that ended is kept as a proposal (ADR-0023).
+        """
+        ...
+
 
 class InMemoryCheckouts:
     """Check-out records in a dict.
@@ -296,6 +303,17 @@ class InMemoryCheckouts:
             and record.artifact_id == artifact_id
             and record.state == "open"
         ]
+
+    async def with_lock(self, scope: Scope, artifact_id: str, lock: str) -> Checkout | None:
+        """Return the newest check-out with the lock; see :meth:`Checkouts.with_lock`."""
+        found = [
+            record
+            for (tenant, workspace, _), record in self._records.items()
+            if (tenant, workspace) == (scope.tenant_id, scope.workspace_id)
+            and record.artifact_id == artifact_id
+            and record.lock == lock
+        ]
+        return found[-1] if found else None
 
     def _put(self, scope: Scope, record: Checkout) -> Checkout:
         self._records[(scope.tenant_id, scope.workspace_id, record.id)] = record

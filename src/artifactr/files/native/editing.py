@@ -19,9 +19,19 @@ session, protocol-neutral, so the routers that speak to editors stay thin:
 - :meth:`Editing.unlock` ends the session: checked in if a save committed or proposed, else
   discarded; :meth:`Editing.relock` swaps the lock string; :meth:`Editing.refresh` renews it.
 
-The lock is the editor session's, not one person's: anyone who may edit the file and presents
-the same string acts in that session (Collabora shares one lock among the people editing a
-document together), and each save commits as the person who saved.
+Who may do what (ADR-0023): every operation that takes, refreshes, swaps, saves under or ends a
+lock asks the edit right first, before it reads or changes the session, so a viewer who learnt a
+lock changes nothing (``Forbidden``). A lock belongs to the person who took it (the record's
+``actor``). A WebDAV token (``opaquelocktoken:``, :func:`personal_lock`) is theirs alone: anyone
+else presenting it is refused as a mismatch that names no lock. Any other lock string is a WOPI
+lock, which Collabora shares among the people editing a document together: another person who
+may edit acts in that session, each save commits as the person who saved, and each such act is
+logged as ``lock_joined``. A refusal shows the lock that holds the file only when it is a WOPI
+lock (the caller may edit, or it would have been refused first); a WebDAV token is never shown.
+
+No save is lost: a save under a lock whose session ended (unlocked, discarded from the portal,
+or taken over after its lease lapsed) is kept as a proposal against the head, saying who ended
+the session; one whose lease lapsed with no one else holding the file takes it up again.
 """
 
 import asyncio
@@ -35,6 +45,7 @@ from pydantic import JsonValue
 
 from artifactr.files.core import log
 from artifactr.files.core.checkouts import Checkout, Outcome, holder_of
+from artifactr.files.core.errors import NotEnabled
 from artifactr.files.core.fingerprint import fingerprint
 from artifactr.files.core.leases import (
     EDIT_ACTION,
@@ -62,6 +73,14 @@ RECORD_WAIT: Final = 0.02
 
 CHECKOUT_PREFIX: Final = "checkout:"
 """How a check-out's lease holder begins."""
+
+PERSONAL_PREFIX: Final = "opaquelocktoken:"
+"""How a lock that is one person's alone begins: a WebDAV lock token (RFC 4918, 6.4)."""
+
+
+def personal_lock(lock: str) -> bool:
+    """Return whether a lock is its taker's alone (a WebDAV token), not a shared WOPI lock."""
+    return lock.startswith(PERSONAL_PREFIX)
 
 
 class LockMismatch(ArtifactBusy):
@@ -105,10 +124,16 @@ class Editing(CheckIn):
         """
         _check_lock(lock)
         await visible(ws, NativeFile, artifact_id)
+        await _may_edit(ws, artifact_id)
         await self._require_enabled(ws)
         scope = scope_of(ws)
         for record in await self.checkouts.open_on(scope, artifact_id):
             if record.lock == lock:
+                if not _usable(record, ws):
+                    raise LockMismatch(
+                        artifact_id, await self.leases.current(scope, artifact_id), None
+                    )
+                _joined(ws, record)
                 return await self._renew(ws, record, ttl)
         checkout_id = new_id("co")
         try:
@@ -152,17 +177,27 @@ class Editing(CheckIn):
         await self._require_enabled(ws)
         return await self._renew(ws, record, ttl)
 
-    async def current_lock(self, ws: Workspace, artifact_id: str) -> str | None:
-        """Return the editor's lock that holds the file now, or None; a read.
+    async def current_lock(
+        self, ws: Workspace, artifact_id: str, *, personal: bool = True
+    ) -> str | None:
+        """Return the editor's lock that holds the file now, as the actor may see it, or None.
 
-        None too when a person's check-out or an agent's edit holds it: no editor's lock does.
+        A WOPI lock is shown to anyone who may edit the file; a WebDAV token only to the person
+        who took it, and only if ``personal`` (WOPI's ``GetLock`` passes False: it never shows
+        a WebDAV token). None when a person's check-out or an agent's edit holds the file.
 
         Raises:
             NotFound: If the artifact is missing or hidden.
+            Forbidden: If the actor may not edit it: a viewer is shown no lock.
         """
         await visible(ws, NativeFile, artifact_id)
+        await _may_edit(ws, artifact_id, letting_go=True)
         _, record = await self._holding(scope_of(ws), artifact_id)
-        return None if record is None else record.lock
+        if record is None or record.lock is None:
+            return None
+        if _shown(record) is not None or (personal and _own(record, ws)):
+            return record.lock
+        return None
 
     @log.logged("unlocked")
     async def unlock(self, ws: Workspace, artifact_id: str, *, lock: str) -> Checkout:
@@ -176,7 +211,7 @@ class Editing(CheckIn):
             Forbidden: If the actor may not edit it.
             LockMismatch: If ``lock`` doesn't hold the file (another does, or none).
         """
-        record = await self._session(ws, artifact_id, lock)
+        record = await self._session(ws, artifact_id, lock, letting_go=True)
         scope = scope_of(ws)
         state = "discarded" if record.outcome is None else "checked_in"
         # The record ends first, then the lease goes: a refresh in between sees it ended.
@@ -245,9 +280,8 @@ class Editing(CheckIn):
             AppFailure: If the app can't read it.
         """
         summary = clean_text(summary or "") or None
-        record = await self._session(ws, artifact_id, lock)
+        record = await self._saving(ws, artifact_id, lock)
         await self._require_enabled(ws)
-        await ws.check(Access(action=EDIT_ACTION, artifact_id=artifact_id))
         incoming = await spool(data, limit=self._max_size)
         try:
             printed = await asyncio.to_thread(fingerprint, incoming.file, limits=self._limits)
@@ -269,7 +303,7 @@ class Editing(CheckIn):
         scope = scope_of(ws)
         outcome = None
         on_base = version == record.base_version and loaded in (None, version)
-        if on_base and await self._holds(scope, record):
+        if on_base and record.state == "open" and await self._holds(scope, record):
             outcome = await self._commit(ws, record, after, note, printed)
         if outcome is None:
             outcome = await self._propose(ws, record, after, note, printed)
@@ -298,18 +332,46 @@ class Editing(CheckIn):
         lease = await self.leases.current(scope, record.artifact_id)
         return lease is not None and lease.holder == record.holder
 
-    async def _session(self, ws: Workspace, artifact_id: str, lock: str) -> Checkout:
-        """Return the open check-out whose lock ``lock`` is and whose lease holds the file."""
+    async def _session(
+        self, ws: Workspace, artifact_id: str, lock: str, *, letting_go: bool = False
+    ) -> Checkout:
+        """Return the open check-out whose lock ``lock`` is and whose lease holds the file.
+
+        The edit right is asked first, before anything of the session is read: a viewer learns
+        nothing and changes nothing. ``letting_go`` lets it pass while the app is off.
+        """
         await visible(ws, NativeFile, artifact_id)
+        await _may_edit(ws, artifact_id, letting_go=letting_go)
         scope = scope_of(ws)
         lease, record = await self._holding(scope, artifact_id)
-        if record is None or record.lock is None or record.lock != lock:
-            raise LockMismatch(artifact_id, lease, None if record is None else record.lock)
+        if record is None or record.lock != lock or not _usable(record, ws):
+            raise LockMismatch(artifact_id, lease, _shown(record))
+        _joined(ws, record)
         return record
+
+    async def _saving(self, ws: Workspace, artifact_id: str, lock: str) -> Checkout:
+        """Return the session a save under ``lock`` goes to: live, taken up again, or ended.
+
+        A session whose lease lapsed with no one else holding the file is taken up again; one
+        that ended, or whose file another holds now, is returned as it is, and the save is kept
+        as a proposal. A lock no session of the actor's (or shared) ever had is a mismatch.
+        """
+        try:
+            return await self._session(ws, artifact_id, lock)
+        except LockMismatch as mismatch:
+            former = await self.checkouts.with_lock(scope_of(ws), artifact_id, lock)
+            if former is None or not _usable(former, ws):
+                raise mismatch from None
+        if former.state != "open":
+            return former
+        try:
+            return await self._renew(ws, former, EDITOR_TTL)
+        except ArtifactBusy:
+            return former
 
     async def _mismatch(self, scope: Scope, artifact_id: str) -> LockMismatch:
         lease, record = await self._holding(scope, artifact_id)
-        return LockMismatch(artifact_id, lease, None if record is None else record.lock)
+        return LockMismatch(artifact_id, lease, _shown(record))
 
     async def _busy(
         self, scope: Scope, artifact_id: str, lease: ArtifactLease | None
@@ -327,7 +389,7 @@ class Editing(CheckIn):
             await asyncio.sleep(RECORD_WAIT)
             held, record = await self._holding(scope, artifact_id)
         if record is not None and record.lock is not None:
-            return LockMismatch(artifact_id, held, record.lock)
+            return LockMismatch(artifact_id, held, _shown(record))
         return ArtifactBusy(artifact_id, held or lease)
 
     async def _renew(self, ws: Workspace, record: Checkout, ttl: timedelta) -> Checkout:
@@ -362,6 +424,40 @@ class Editing(CheckIn):
                 await self.checkouts.end(scope, record.id, state, by=ws.actor, at=self._clock())
 
 
+async def _may_edit(ws: Workspace, artifact_id: str, *, letting_go: bool = False) -> None:
+    """Ask the edit right; ``letting_go`` (an unlock) passes while the app is off (ADR-0006)."""
+    try:
+        await ws.check(Access(action=EDIT_ACTION, artifact_id=artifact_id))
+    except NotEnabled:
+        # The gate refuses while the app is off only once the application's own authorize
+        # allowed the action: the person may edit, so letting go stays allowed.
+        if not letting_go:
+            raise
+
+
+def _own(record: Checkout, ws: Workspace) -> bool:
+    return record.actor.participant == ws.actor.participant
+
+
+def _usable(record: Checkout, ws: Workspace) -> bool:
+    """Return whether the actor may act under the record's lock: theirs, or a shared one."""
+    return record.lock is not None and (_own(record, ws) or not personal_lock(record.lock))
+
+
+def _shown(record: Checkout | None) -> str | None:
+    """Return the lock a refusal may show an editor: a WOPI lock, never a WebDAV token."""
+    if record is None or record.lock is None or personal_lock(record.lock):
+        return None
+    return record.lock
+
+
+def _joined(ws: Workspace, record: Checkout) -> None:
+    """Log another person acting in a shared (WOPI) session: who joined whose lock."""
+    if not _own(record, ws):
+        fields = {"artifact_id": record.artifact_id, "checkout_id": record.id}
+        log.record("lock_joined", ws, {**fields, "taken_by": record.actor.participant})
+
+
 def _check_lock(lock: str) -> None:
     """Refuse a lock string WOPI and WebDAV would not send."""
     problem = None
@@ -379,9 +475,12 @@ def _check_lock(lock: str) -> None:
 
 
 def _saved(record: Checkout, outcome: Outcome) -> CheckedIn:
+    ended = record.state != "open"
     return CheckedIn(
         status=outcome.status,
         artifact_id=record.artifact_id,
         version=outcome.version,
         proposal_id=outcome.proposal_id,
+        ended_by=record.ended_by if ended else None,
+        ended_at=record.ended_at if ended else None,
     )

@@ -202,6 +202,23 @@ class SqlCheckouts:
             )
             return [_checkout(row) for row in rows]
 
+    @finished
+    async def with_lock(self, scope: Scope, artifact_id: str, lock: str) -> Checkout | None:
+        """Return the newest check-out of an artifact whose lock is ``lock``, open or ended."""
+        async with self._connections.read(scope.tenant_id) as connection:
+            rows = await connection.execute(
+                _RECORD.where(
+                    CheckoutRow.tenant_id == scope.tenant_id,
+                    CheckoutRow.workspace_id == scope.workspace_id,
+                    CheckoutRow.artifact_id == artifact_id,
+                    CheckoutRow.lock == lock,
+                )
+                .order_by(CheckoutRow.created_at.desc(), CheckoutRow.id.desc())
+                .limit(1)
+            )
+            row = rows.one_or_none()
+            return None if row is None else _checkout(row)
+
 
 def _record(scope: Scope, checkout_id: str) -> tuple[ColumnElement[bool], ...]:
     return (

@@ -421,7 +421,11 @@ class DavSessions(RuleBasedStateMachine):
             ws = await self.ws("alice")
             files = self.dav.api.files
             lease = await files.lease(ws, self.artifact_id)
-            current = await files.current_lock(ws, self.artifact_id)
+            # A token is its taker's alone: only they are shown it.
+            taker = await self.ws("alice" if live is None else live.owner)
+            current = await files.current_lock(taker, self.artifact_id)
+            other = await self.ws("bob" if live is None or live.owner == "alice" else "alice")
+            assert await files.current_lock(other, self.artifact_id) is None
             records = await files.checkouts.open_on(scope_of(ws), self.artifact_id)
             revisions = await ws.revisions(self.artifact_id)
             pending = {p.id for p in await ws.proposals() if p.artifact_id == self.artifact_id}

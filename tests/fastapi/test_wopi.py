@@ -513,3 +513,115 @@ async def test_no_log_record_carries_a_token(host: Host, caplog: pytest.LogCaptu
     assert "locked" in logged
     assert "saved" in logged
     assert token[:-4] not in logged
+
+
+# ─── who may do what to a lock (issue 38) ─────────────────────────────────────
+
+DAV_TOKEN = "opaquelocktoken:9b1d6c3e-0000-4000-8000-000000000038"
+
+
+async def test_a_viewer_who_learnt_the_lock_ends_swaps_and_saves_nothing(host: Host) -> None:
+    data = document("Draft")
+    artifact_id = await host.upload(data)
+    assert (await host.call(artifact_id, "LOCK", X_WOPI_Lock="L1")).status_code == 200
+    refused = [
+        await host.call(artifact_id, "GET_LOCK", person=RITA),
+        await host.call(artifact_id, "UNLOCK", person=RITA, X_WOPI_Lock="L1"),
+        await host.call(artifact_id, "REFRESH_LOCK", person=RITA, X_WOPI_Lock="L1"),
+        await host.call(artifact_id, "LOCK", person=RITA, X_WOPI_Lock="R", X_WOPI_OldLock="L1"),
+        await host.call(artifact_id, "PUT", contents=True, person=RITA, body=edited(data, "Rita")),
+        await host.call(
+            artifact_id,
+            "PUT",
+            contents=True,
+            person=RITA,
+            body=edited(data, "Rita"),
+            X_WOPI_Lock="L1",
+        ),
+    ]
+    assert [answer.status_code for answer in refused] == [403] * len(refused)
+    assert all("L1" not in str(answer.headers) for answer in refused)
+    assert (await host.call(artifact_id, "GET_LOCK")).headers["X-WOPI-Lock"] == "L1"
+    saved = await host.call(
+        artifact_id, "PUT", contents=True, body=edited(data, "Eddie"), X_WOPI_Lock="L1"
+    )
+    assert (saved.status_code, saved.headers["X-WOPI-ItemVersion"]) == (200, "2")
+    assert (await host.call(artifact_id, "REFRESH_LOCK", X_WOPI_Lock="L1")).status_code == 200
+
+
+async def test_a_webdav_token_is_never_shown_or_usable_over_wopi_by_another(host: Host) -> None:
+    data = document("Draft")
+    artifact_id = await host.upload(data)
+    await host.files.lock(await host.ws(EDDIE), artifact_id, lock=DAV_TOKEN)
+    for person in (EDDIE, ERIN):
+        shown = await host.call(artifact_id, "GET_LOCK", person=person)
+        assert (shown.status_code, shown.headers["X-WOPI-Lock"]) == (200, "")
+    taken = await host.call(artifact_id, "LOCK", person=ERIN, X_WOPI_Lock="L2")
+    assert (taken.status_code, taken.headers["X-WOPI-Lock"]) == (409, "")
+    assert DAV_TOKEN not in taken.text
+    for override, headers in (
+        ("UNLOCK", {"X_WOPI_Lock": DAV_TOKEN}),
+        ("REFRESH_LOCK", {"X_WOPI_Lock": DAV_TOKEN}),
+        ("LOCK", {"X_WOPI_Lock": "L3", "X_WOPI_OldLock": DAV_TOKEN}),
+    ):
+        answer = await host.call(artifact_id, override, person=ERIN, **headers)
+        assert (answer.status_code, answer.headers["X-WOPI-Lock"]) == (409, ""), override
+    put = await host.call(
+        artifact_id,
+        "PUT",
+        contents=True,
+        person=ERIN,
+        body=edited(data, "Erin"),
+        X_WOPI_Lock=DAV_TOKEN,
+    )
+    assert (put.status_code, put.headers["X-WOPI-Lock"]) == (409, "")
+    assert await head_bytes(host, artifact_id) == data
+    assert await host.files.current_lock(await host.ws(EDDIE), artifact_id) == DAV_TOKEN
+
+
+async def test_co_editors_share_a_wopi_lock_and_each_save_is_their_own(host: Host) -> None:
+    data = document("Draft")
+    artifact_id = await host.upload(data)
+    await host.call(artifact_id, "LOCK", X_WOPI_Lock="shared")
+    assert (await host.call(artifact_id, "GET_LOCK", person=ERIN)).headers["X-WOPI-Lock"] == (
+        "shared"
+    )
+    saved = await host.call(
+        artifact_id,
+        "PUT",
+        contents=True,
+        person=ERIN,
+        body=edited(data, "Erin"),
+        X_WOPI_Lock="shared",
+    )
+    assert saved.status_code == 200
+    revisions = await (await host.ws(EDDIE)).revisions(artifact_id)
+    assert revisions[-1].actor == ERIN
+    assert (
+        await host.call(artifact_id, "UNLOCK", person=ERIN, X_WOPI_Lock="shared")
+    ).status_code == 200
+
+
+@pytest.mark.parametrize("collabora", [False, True])
+async def test_a_save_after_a_colleague_discarded_the_session_is_kept_and_told(
+    host: Host, collabora: bool
+) -> None:
+    data = document("Draft")
+    artifact_id = await host.upload(data)
+    loaded = (await host.call(artifact_id)).json()["LastModifiedTime"]
+    await host.call(artifact_id, "LOCK", X_WOPI_Lock="L1")
+    (record,) = await host.files.open_checkouts(await host.ws(EDDIE), artifact_id)
+    files = f"/workspaces/{WORKSPACE}/files/{artifact_id}"
+    discarded = await host.http.delete(f"{files}/checkouts/{record.id}", headers={"x-user": "erin"})
+    assert discarded.status_code == 204, discarded.text
+    mine = edited(data, "Unsaved")
+    stamp = {"X_COOL_WOPI_Timestamp": loaded} if collabora else {}
+    late = await host.call(artifact_id, "PUT", contents=True, body=mine, X_WOPI_Lock="L1", **stamp)
+    assert late.status_code == 409
+    assert "kept as proposal" in late.headers["X-WOPI-LockFailureReason"]
+    assert "Erin ended the editing session" in late.headers["X-WOPI-LockFailureReason"]
+    assert late.headers["X-WOPI-Lock"] == ""
+    assert late.json().get("COOLStatusCode") == (1010 if collabora else None)
+    proposal = await (await host.ws(EDDIE)).proposal(late.json()["proposal_id"])
+    assert proposal.artifact_id == artifact_id
+    assert await head_bytes(host, artifact_id) == data

@@ -50,7 +50,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from functools import partial
-from typing import Final
+from typing import Final, TypeGuard
 from urllib.parse import quote, urlsplit
 
 from artifactr.core import (
@@ -67,6 +67,7 @@ from fastapi import APIRouter, Request, Response
 from fastapi.responses import StreamingResponse
 from starlette.requests import HTTPConnection
 
+from artifactr.files.core.checkouts import parse_holder
 from artifactr.files.core.clock import Clock, utc_now
 from artifactr.files.core.errors import AppFailure, FileTooLarge
 from artifactr.files.core.leases import ArtifactBusy, ArtifactLease, scope_of
@@ -93,6 +94,7 @@ from artifactr.files.fastapi.dav_xml import (
 )
 from artifactr.files.fastapi.http_answers import STATUSES
 from artifactr.files.native import CheckedIn, NativeFiles
+from artifactr.files.native.editing import personal_lock
 
 DAV_PREFIX: Final = "/dav"
 """Where the router's paths start unless told otherwise."""
@@ -434,7 +436,7 @@ def webdav_router(
             owner = participant
             if record is not None:
                 owner = f"{record.actor.display_name} ({participant})"
-                if record.actor.participant == ws.actor.participant:
+                if record.actor.participant == ws.actor.participant and _token(record.lock):
                     token = record.lock
         seconds = int((lease.expires_at - clock()).total_seconds())
         return ActiveLock(owner=owner, seconds=seconds, root=file.href, token=token)
@@ -445,7 +447,7 @@ def webdav_router(
         if not tokens:
             return None
         for record in await files.checkouts.open_on(scope_of(ws), file.artifact_id):
-            if record.lock is not None and record.lock in tokens:
+            if _token(record.lock) and record.lock in tokens:
                 if record.actor.participant != ws.actor.participant:
                     raise DavAnswer(403, _SOMEONE_ELSES)
                 return record.lock
@@ -459,6 +461,21 @@ def webdav_router(
         except ArtifactBusy as refusal:
             raise await busy(ws, file, refusal) from None
         return token
+
+    async def own_token(ws: Workspace, file: _File) -> str | None:
+        # The person's own WebDAV lock that holds the file: WebDAV never acts in a WOPI lock.
+        current = await files.current_lock(ws, file.artifact_id)
+        return current if _token(current) else None
+
+    async def lock_holds(ws: Workspace, file: _File) -> bool:
+        # Whether an editor's lock (anyone's) holds the file: its token is not shown, but a PUT
+        # without it is told the file is locked (RFC 4918, 9.10.6).
+        lease = await files.lease(ws, file.artifact_id)
+        holder = None if lease is None else parse_holder(lease.holder)
+        record = (
+            None if holder is None else await files.checkouts.get(scope_of(ws), holder.checkout_id)
+        )
+        return record is not None and record.lock is not None
 
     async def locks_on(ws: Workspace, file: _File) -> tuple[ActiveLock, ...]:
         lease = await files.lease(ws, file.artifact_id)
@@ -584,7 +601,7 @@ def webdav_router(
         if not token:
             raise DavAnswer(400, "UNLOCK names its lock in a Lock-Token header")
         mine = await session_of(ws, file, {token})
-        current = await files.current_lock(ws, file.artifact_id)
+        current = await own_token(ws, file)
         if current != token and mine is not None:
             # The person's own session whose lease lapsed, no other lock having taken the file
             # since: taken up again to be ended, as a save under its token would take it up.
@@ -606,14 +623,14 @@ def webdav_router(
         etag = f'"{manifest.content.sha256}"'
         conditions = _If(request.headers.get("if"))
         mine = await session_of(ws, file, conditions.tokens)
-        current = await files.current_lock(ws, file.artifact_id)
+        current = await own_token(ws, file)
         if current is None and mine is not None:
             current = await resume(ws, file, mine, DEFAULT_TIMEOUT)
         if not conditions.holds(request.url.path, current, etag):
             raise DavAnswer(412, "the If header does not hold for this file")
         summary = "saved over WebDAV"
-        if current is not None:
-            if current not in conditions.tokens:
+        if current is not None or await lock_holds(ws, file):
+            if current is None or current not in conditions.tokens:
                 raise DavAnswer(
                     423,
                     "the file is locked: send the lock's token in an If header",
@@ -875,6 +892,11 @@ async def _times(ws: Workspace, heads: dict[str, int]) -> dict[str, tuple[dateti
         )
         for artifact_id in heads
     }
+
+
+def _token(lock: str | None) -> TypeGuard[str]:
+    """Return whether a lock is a WebDAV token, the only kind WebDAV shows or acts under."""
+    return lock is not None and personal_lock(lock)
 
 
 def _rfc3339(moment: datetime) -> str:

@@ -61,7 +61,7 @@ from artifactr.files.fastapi.wopi_tokens import (
     mint_access_token,
     read_access_token,
 )
-from artifactr.files.native import EDITOR_TTL, NativeFiles
+from artifactr.files.native import EDITOR_TTL, CheckedIn, NativeFiles
 from artifactr.files.native.editing import LockMismatch
 
 PREFIX: Final = "/wopi/files"
@@ -270,6 +270,15 @@ def _summary(request: Request) -> str | None:
     return "saved in the editor (" + ", ".join(said) + ")"
 
 
+def _kept(saved: CheckedIn) -> str:
+    """Return why a save was kept as a proposal, as ``X-WOPI-LockFailureReason`` says it."""
+    said = f"not saved over the file: kept as proposal {saved.proposal_id} for review"
+    if saved.ended_by is not None:
+        who = saved.ended_by.display_name
+        return f"{said}, since {who} ended the editing session".encode("ascii", "replace").decode()
+    return f"{said}, since someone saved version {saved.version} first"
+
+
 def _cool(request: Request, name: str) -> str | None:
     """Return Collabora's header ``name``, as ``X-COOL-WOPI-`` or its ``X-LOOL-WOPI-`` twin."""
     value = request.headers.get(f"x-cool-wopi-{name}") or request.headers.get(f"x-lool-wopi-{name}")
@@ -366,8 +375,9 @@ def wopi_router(files: NativeFiles, workspaces: Workspaces, settings: WopiSettin
             if override.strip().upper() != "PUT":
                 raise _Answer(400, body={"detail": {"type": "unknown_override"}})
             if not lock:
-                # Every native file is a package, never empty: PutFile needs the lock.
-                current = await files.current_lock(ws, file_id)
+                # Every native file is a package, never empty: PutFile needs the lock. A viewer
+                # is refused (403) before any lock is shown, and a WebDAV token never is.
+                current = await files.current_lock(ws, file_id, personal=False)
                 raise _Answer(409, {"X-WOPI-Lock": current or ""})
             length = request.headers.get("content-length", "")
             if length.isdigit() and int(length) > files.max_size:
@@ -379,10 +389,17 @@ def wopi_router(files: NativeFiles, workspaces: Workspaces, settings: WopiSettin
                 ws, file_id, request.stream(), lock=lock, summary=_summary(request), loaded=loaded
             )
             headers = await version_of(ws, file_id)
-            if saved.status == "proposed" and stamp is not None:
-                body: dict[str, Any] = {"COOLStatusCode": 1010, "proposal_id": saved.proposal_id}
-                return JSONResponse(body, status_code=409, headers=headers)
             version = int(headers["X-WOPI-ItemVersion"])
+            if saved.status == "proposed":
+                # Kept, not lost, but not the head: every editor must tell the person so.
+                # WOPI's PutFile answers 409 with a reason; Collabora reads its 1010.
+                reason = _kept(saved)
+                current = await files.current_lock(ws, file_id, personal=False)
+                headers |= {"X-WOPI-Lock": current or "", "X-WOPI-LockFailureReason": reason}
+                body: dict[str, Any] = {"proposal_id": saved.proposal_id, "reason": reason}
+                if stamp is not None:
+                    body["COOLStatusCode"] = 1010
+                return JSONResponse(body, status_code=409, headers=headers)
             return JSONResponse({"LastModifiedTime": version_stamp(version)}, headers=headers)
 
         return await _answered(work)
@@ -400,7 +417,7 @@ def wopi_router(files: NativeFiles, workspaces: Workspaces, settings: WopiSettin
             ws, _ = await opened(request, file_id, access_token)
             operation = override.strip().upper()
             if operation == "GET_LOCK":
-                current = await files.current_lock(ws, file_id)
+                current = await files.current_lock(ws, file_id, personal=False)
                 return Response(headers={"X-WOPI-Lock": current or ""})
             if operation in UNSUPPORTED:
                 raise _Answer(501)

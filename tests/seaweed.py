@@ -109,8 +109,14 @@ class SeaweedFS:
             arguments.append(f"-s3.config={config}")
         (self.directory / "data").mkdir(exist_ok=True)
         log = (self.directory / "weed.log").open("ab")
+        # weed takes AWS_* from its environment as an identity: it gets only what it is given.
+        environment = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
         self.process = subprocess.Popen(
-            arguments, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            arguments,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=environment,
         )
         log.close()
         self._wait()

@@ -18,13 +18,11 @@ from artifactr.files.s3.errors import (
 )
 
 
-def failure(error: Exception, bucket: str) -> StoreFailed | None:
-    """Return the typed failure a client error means, or None if it is no store failure."""
+def failure(error: Exception, bucket: str) -> StoreFailed:
+    """Return the typed failure a client error means."""
     said = str(error)
     if "NoSuchBucket" in said:
         return BucketMissing(f"the bucket {bucket!r} does not exist: create it, or fix the URL")
-    if not isinstance(error, BaseError):
-        return None
     if isinstance(error, PermissionDeniedError | UnauthenticatedError) or any(
         status in said for status in ("403 Forbidden", "401 Unauthorized")
     ):
@@ -47,14 +45,10 @@ async def translated(bucket: str) -> AsyncGenerator[None]:
     try:
         yield
     except (BaseError, FileNotFoundError) as error:
-        typed = failure(error, bucket)
-        if typed is None:
-            raise
-        raise typed from error
+        raise failure(error, bucket) from error
 
 
 def object_missing(error: FileNotFoundError, bucket: str) -> None:
     """Raise the typed failure if a "not found" means the bucket, not the object."""
-    typed = failure(error, bucket)
-    if typed is not None:
-        raise typed from error
+    if "NoSuchBucket" in str(error):
+        raise failure(error, bucket) from error

@@ -307,23 +307,25 @@ class S3Blobs:
     async def stat(self, scope: Scope, artifact_id: str, sha256: str) -> Blob | None:
         """Return a blob's record, or None; see :meth:`~.blobs.Blobs.stat`."""
         key = self._key(scope, artifact_id, sha256)
-        entry = _Entry()
-        media, size = "application/octet-stream", 0
         async with translated(self._bucket):
-            async for page in obstore.list(self._store, prefix=key):
-                for meta in page:
-                    path = meta["path"]
-                    if path == key:
-                        entry.key = path
-                        size = meta["size"]
-                    elif path.startswith(f"{key}.at/"):
-                        stamp, _, quoted = path.rsplit("/", 1)[1].partition("-")
-                        if int(stamp) >= entry.put_at:
-                            media = urllib.parse.unquote(quoted)
-                        entry.markers[path] = int(stamp)
-        if entry.key is None:
-            return None
-        return Blob(sha256=sha256, size=size, media_type=media)
+            try:
+                meta, markers = await asyncio.gather(
+                    obstore.head_async(self._store, key), self._markers(key)
+                )
+            except FileNotFoundError as missing:
+                object_missing(missing, self._bucket)
+                return None
+        newest = max(markers, key=markers.__getitem__, default="-application%2Foctet-stream")
+        media = urllib.parse.unquote(newest.rsplit("/", 1)[-1].partition("-")[2])
+        return Blob(sha256=sha256, size=meta["size"], media_type=media)
+
+    async def _markers(self, key: str) -> dict[str, int]:
+        """Return a blob's markers, each with its put time."""
+        markers: dict[str, int] = {}
+        async for page in obstore.list(self._store, prefix=f"{key}.at/"):
+            for meta in page:
+                markers[meta["path"]] = int(meta["path"].rsplit("/", 1)[1].partition("-")[0])
+        return markers
 
     async def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
         """Yield a blob's bytes in chunks of ``CHUNK_SIZE``, checking the digest as they go.
@@ -408,13 +410,8 @@ class S3Blobs:
     async def _remove(self, entry: _Entry, cutoff: int) -> int:
         """Remove a blob and its markers if no put marked it since the listing; 1 if removed."""
         if entry.key is not None:
-            again = _Entry()
             async with translated(self._bucket):
-                async for page in obstore.list(self._store, prefix=f"{entry.key}.at/"):
-                    for meta in page:
-                        again.markers[meta["path"]] = int(
-                            meta["path"].rsplit("/", 1)[1].partition("-")[0]
-                        )
+                again = _Entry(markers=await self._markers(entry.key))
             if again.put_at >= cutoff:
                 return 0
             await self._delete([entry.key])

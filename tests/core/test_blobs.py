@@ -235,6 +235,19 @@ async def test_a_blob_is_never_returned_for_another_artifact_even_with_the_same_
         await read_all(store.blobs, SCOPE, "a2", blob.sha256)
 
 
+async def test_stat_reports_the_stored_size_and_last_media_type_and_none_when_missing(
+    store: Store,
+) -> None:
+    data = noise(2 * MiB + 1)
+    blob = await store.blobs.put(SCOPE, "a1", stream(data), "text/plain")
+    await store.blobs.put(SCOPE, "a1", stream(data), "text/csv")
+    assert await store.blobs.stat(SCOPE, "a1", blob.sha256) == blob.model_copy(
+        update={"media_type": "text/csv"}
+    )
+    assert await store.blobs.stat(SCOPE, "a2", blob.sha256) is None
+    assert await store.blobs.stat(SCOPE, "a1", "0" * 64) is None
+
+
 async def test_reading_a_missing_blob_raises_not_found_on_the_first_iteration(
     store: Store,
 ) -> None:

@@ -391,3 +391,8 @@ async def test_from_url_names_bucket_prefix_endpoint_and_region(
 def test_a_store_url_that_cannot_be_used_is_refused_saying_why(url: str, why: str) -> None:
     with pytest.raises(InvalidStoreUrl, match=why.replace("(", r"\(").replace(")", r"\)")):
         S3Blobs.from_url(url)
+
+
+def test_a_url_without_an_endpoint_is_aws_s3_itself() -> None:
+    # Nothing is asked of AWS until a call: the URL alone is taken.
+    assert isinstance(S3Blobs.from_url("s3://my-bucket/files?region=eu-west-1"), S3Blobs)

@@ -7,8 +7,8 @@ for the installed package, it installs the bare wheel and then each extra in tur
 versions ``uv.lock`` pins, and imports what that extra brings: bare, the core imports and an
 extra's name is an ImportError naming the extra; ``fastapi``, the router; ``worker``, the
 WordCraft adapters; ``mcp``, the MCP tools; ``sqlite``, the SQL adapters with their migrations,
-run on a file; ``postgres``, asyncpg; ``serve``, the served job. Run by the test command and
-by ``moon run :standalone``.
+run on a file; ``postgres``, asyncpg; ``s3``, the S3 blobs; ``serve``, the served job. Run by
+the test command and by ``moon run :standalone``.
 """
 
 import os
@@ -60,6 +60,7 @@ async def main():
 asyncio.run(main())
 """,
     "postgres": "import asyncpg, artifactr.files.sql",
+    "s3": "from artifactr.files import S3Blobs; S3Blobs.from_url('s3://probe?region=us-east-1')",
     "serve": "import artifactr.files.programs.serve",
 }
 """Each extra, in the order installed, and what it must then import."""

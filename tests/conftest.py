@@ -1,6 +1,6 @@
-"""Shared fixtures: the corpus, fresh databases, and hypothesis's bounded profile."""
+"""Shared fixtures: the corpus, fresh databases, a SeaweedFS, and hypothesis's bounded profile."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, settings
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.databases import SQL_BACKENDS, sql_engine
+from tests.seaweed import SeaweedFS, seaweedfs
 
 settings.register_profile(
     "bounded",
@@ -40,3 +41,11 @@ async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     """A fresh, empty SQLite file or PostgreSQL schema."""
     async with sql_engine(request.param, tmp_path) as engine:
         yield engine
+
+
+@pytest.fixture(scope="session")
+def seaweed() -> Iterator[SeaweedFS]:
+    """A SeaweedFS for the session (each xdist worker its own), with the ``blobs`` bucket."""
+    with seaweedfs() as store:
+        store.bucket("blobs")
+        yield store

@@ -2,12 +2,12 @@
 
 The package has artifactr's own shape (docs/architecture.md). ``core`` is the inner model: it
 imports only artifactr's public API (``artifactr``, ``artifactr.core``, ``artifactr.workspace``),
-the standard library, pydantic and OpenTelemetry's API. ``native`` (the service) and the
-adapters (``apps``, ``sql``) import the core; the surfaces (``agent``, ``mcp``, ``fastapi``)
-import the service and the core; the programs import anything. Nothing imports outward, no app
-imports another, and no module imports itself back through a circle. Only the agent's tools
-import pydantic-ai, only the MCP surface the MCP SDK, only the HTTP routes and the portal FastAPI,
-only the parser of upload bodies python-multipart, only WebDAV's bodies defusedxml and only its
+the standard library, pydantic and OpenTelemetry's API. ``native`` (the service) and the adapters
+(``apps``, ``sql``, ``s3``) import the core; the surfaces (``agent``, ``mcp``, ``fastapi``) import
+the service and the core; the programs import anything. Nothing imports outward, no app imports
+another, and no module imports itself back through a circle. Only the agent's tools import
+pydantic-ai, only the MCP surface the MCP SDK, only the HTTP routes and the portal FastAPI, only
+the parser of upload bodies python-multipart, only WebDAV's bodies defusedxml and only its
 capability links PyJWT. A module no rule places fails the test, so a new one must be placed.
 """
 
@@ -39,6 +39,7 @@ OUTSIDE: dict[str, set[str]] = {
     "apps.worker": CORE | {"httpx2", "anyio"},
     "apps.libreoffice.driver": {"uno"} | {path.stem for path in DRIVER.glob("*.py")},
     "sql": SQL,
+    "s3": CORE | {"obstore"},
     "agent": CORE,
     "agent.tools": CORE | {"artifactr.agent", "pydantic_ai"},
     "mcp": CORE | {"artifactr.mcp", "artifactr.agent", "mcp"},
@@ -70,6 +71,7 @@ INWARD: dict[str, set[str]] = {
     "native": {"core", "native"},
     "apps": {"core", "apps"},
     "sql": {"core", "sql"},
+    "s3": {"core", "s3"},
     "agent": {"core", "native", "agent"},
     "mcp": {"core", "native", "agent", "mcp"},
     "fastapi": {"core", "native", "fastapi"},

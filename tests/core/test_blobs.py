@@ -1,9 +1,10 @@
-"""Blobs and renders: one behaviour suite over memory, SQLite and PostgreSQL, then SQL's own.
+"""Blobs and renders: one contract suite over memory, SQLite, PostgreSQL and S3, then SQL's own.
 
-Every adapter must keep scopes apart, put idempotently (refreshing the put time), honour a
-limit, stream a multi-chunk blob, and collect only old, unreferenced blobs. The SQL adapters
-must also keep a half-finished put invisible and collectable, hold no transaction while the
-caller's stream is slow, survive cancellation, and put a large file in flat memory.
+Every adapter (S3's on a real SeaweedFS, :mod:`tests.seaweed`) must keep scopes apart, put
+idempotently (refreshing the put time), honour a limit, stream a multi-chunk blob, and collect
+only old, unreferenced blobs. The SQL adapters must also keep a half-finished put invisible and
+collectable, hold no transaction while the caller's stream is slow, survive cancellation, and
+put a large file in flat memory. S3's own behaviour is in ``tests/s3``.
 """
 
 import asyncio
@@ -30,8 +31,11 @@ from artifactr.files.sql.blobs import LINGER, TRANSACTION_ROWS
 from artifactr.files.sql.tables import BlobRow, ChunkRow
 from tests.clock import Clock
 from tests.databases import BACKENDS, sql_engine
+from tests.seaweed import SeaweedFS, s3_blobs
 
 SCOPE = Scope(tenant_id="t1", workspace_id="w1")
+BLOB_BACKENDS = [*BACKENDS, "s3"]
+"""Every blob store the contract runs on."""
 MiB = 1 << 20
 HOUR = timedelta(hours=1)
 
@@ -44,11 +48,16 @@ class Store:
     clock: Clock
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=BLOB_BACKENDS)
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Store]:
     clock = Clock()
     if request.param == "memory":
         yield Store("memory", InMemoryBlobs(clock=clock), InMemoryRenders(), clock)
+        return
+    if request.param == "s3":
+        # The render cache stays in the database (ADR-0024): the memory one stands in here.
+        seaweed: SeaweedFS = request.getfixturevalue("seaweed")
+        yield Store("s3", s3_blobs(seaweed, clock=clock), InMemoryRenders(), clock)
         return
     async with sql_engine(request.param, tmp_path) as engine:
         await migrate(engine)
@@ -224,6 +233,19 @@ async def test_a_blob_is_never_returned_for_another_artifact_even_with_the_same_
     assert await store.blobs.get(SCOPE, "a2", blob.sha256) is None
     with pytest.raises(NotFound):
         await read_all(store.blobs, SCOPE, "a2", blob.sha256)
+
+
+async def test_stat_reports_the_stored_size_and_last_media_type_and_none_when_missing(
+    store: Store,
+) -> None:
+    data = noise(2 * MiB + 1)
+    blob = await store.blobs.put(SCOPE, "a1", stream(data), "text/plain")
+    await store.blobs.put(SCOPE, "a1", stream(data), "text/csv")
+    assert await store.blobs.stat(SCOPE, "a1", blob.sha256) == blob.model_copy(
+        update={"media_type": "text/csv"}
+    )
+    assert await store.blobs.stat(SCOPE, "a2", blob.sha256) is None
+    assert await store.blobs.stat(SCOPE, "a1", "0" * 64) is None
 
 
 async def test_reading_a_missing_blob_raises_not_found_on_the_first_iteration(
@@ -550,10 +572,13 @@ async def test_a_slow_reader_holds_no_transaction_and_a_reader_that_stops_frees_
     assert await asyncio.wait_for(blobs.get(SCOPE, "a2", other.sha256), 30) == b"x"
 
 
-@pytest.fixture(params=BACKENDS)
+@pytest.fixture(params=BLOB_BACKENDS)
 async def unclocked(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Blobs]:
     if request.param == "memory":
         yield InMemoryBlobs()
+        return
+    if request.param == "s3":
+        yield s3_blobs(request.getfixturevalue("seaweed"))
         return
     async with sql_engine(request.param, tmp_path) as engine:
         await migrate(engine)

@@ -8,7 +8,8 @@ revision is a JSON Patch that first tests the content digest it was made from::
 
 The top level holds what an application uses. The adapters that need an extra load when first
 used, and a missing extra is an :class:`ImportError` that names it: ``SqlBlobs``,
-``SqlCheckouts``, ``SqlLeases``, ``SqlRenders`` (``sqlite`` or ``postgres``), ``files_router``
+``SqlCheckouts``, ``SqlLeases``, ``SqlRenders`` (``sqlite`` or ``postgres``), ``S3Blobs``
+(``s3``), ``files_router``
 (``fastapi``), ``Subprocess`` and ``Worker`` (``worker``), ``native_file_tools``. The MCP tools
 are :mod:`artifactr.files.mcp` (``mcp``).
 """
@@ -77,6 +78,7 @@ if TYPE_CHECKING:
     from artifactr.files.fastapi.wopi import WopiSettings as WopiSettings
     from artifactr.files.fastapi.wopi import wopi_router as wopi_router
     from artifactr.files.fastapi.wopi_tokens import mint_access_token as mint_access_token
+    from artifactr.files.s3 import S3Blobs as S3Blobs
     from artifactr.files.sql import SqlBlobs as SqlBlobs
     from artifactr.files.sql import SqlCheckouts as SqlCheckouts
     from artifactr.files.sql import SqlLeases as SqlLeases
@@ -85,12 +87,14 @@ if TYPE_CHECKING:
 _SQL: Final = "the 'sqlite' or 'postgres' extra: pip install 'artifactr-files-ai[sqlite]'"
 _WORKER: Final = "the 'worker' extra: pip install 'artifactr-files-ai[worker]'"
 _FASTAPI: Final = "the 'fastapi' extra: pip install 'artifactr-files-ai[fastapi]'"
+_S3: Final = "the 's3' extra: pip install 'artifactr-files-ai[s3]'"
 
 EXTRAS: Final[dict[str, tuple[str, str]]] = {
     "SqlBlobs": ("artifactr.files.sql", _SQL),
     "SqlCheckouts": ("artifactr.files.sql", _SQL),
     "SqlLeases": ("artifactr.files.sql", _SQL),
     "SqlRenders": ("artifactr.files.sql", _SQL),
+    "S3Blobs": ("artifactr.files.s3", _S3),
     "Subprocess": ("artifactr.files.apps.wordcraft", _WORKER),
     "Worker": ("artifactr.files.apps.worker", _WORKER),
     "files_router": ("artifactr.files.fastapi.router", _FASTAPI),

@@ -13,8 +13,8 @@ one run:
 
 ::
 
-    ARTIFACTR_TEST_POSTGRES_URL=postgresql+asyncpg://postgres@127.0.0.1:5432/test \\
-        python -m scripts.bench.cluster [--quick] [--seconds 10] [--clients 8]
+    export ARTIFACTR_TEST_POSTGRES_URL=postgresql+asyncpg://postgres@host/db
+    python -m scripts.bench.cluster [--quick] [--seconds 10] [--clients 8]
 
 The workers run the quick stand-in (``tests/worker/quick.py``) unless ``--cli`` names an app, or
 ``--worker-app libreoffice`` makes them LibreOffice's. ``--quick`` runs each stage a second.
@@ -37,7 +37,7 @@ import time
 import urllib.error
 import urllib.request
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,7 +57,7 @@ ROOT: Final = Path(__file__).resolve().parents[2]
 """The repository, where ``worker/`` is."""
 
 QUICK: Final = ROOT / "tests" / "worker" / "quick.py"
-"""The quick stand-in for ``wordcraft-cli``: the worker's mechanics, a fraction of a second a job."""
+"""The quick stand-in for ``wordcraft-cli``: the worker's mechanics, quick jobs."""
 
 START_TIMEOUT: Final = 180.0
 """Seconds a process may take to answer before it is taken not to start."""
@@ -150,7 +150,8 @@ class Deployment:
     """The secrets by name: ``secret`` and ``wopi_secret``."""
 
 
-async def _database(admin_url: str, name: str, *, create: bool) -> None:
+async def database(admin_url: str, name: str, *, create: bool) -> None:
+    """Create a database of this name on ``admin_url``'s server, or drop it (``create=False``)."""
     engine = create_async_engine(admin_url, isolation_level="AUTOCOMMIT")
     try:
         async with engine.connect() as connection:
@@ -206,7 +207,7 @@ def deployment(
     blobs_url: str | None = None,
     cli: Sequence[str] = (sys.executable, str(QUICK)),
     worker_app: str = "wordcraft",
-) -> Iterator[Deployment]:
+) -> Generator[Deployment]:
     """Run a deployment on a fresh database of ``postgres_url``'s server; stop it all after.
 
     Args:
@@ -219,9 +220,9 @@ def deployment(
     """
     name = f"cluster_{uuid.uuid4().hex[:12]}"
     url = make_url(postgres_url)
-    asyncio.run(_database(postgres_url, name, create=True))
+    asyncio.run(database(postgres_url, name, create=True))
     with ExitStack() as stack:
-        stack.callback(lambda: asyncio.run(_database(postgres_url, name, create=False)))
+        stack.callback(lambda: asyncio.run(database(postgres_url, name, create=False)))
         directory = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="cluster-")))
         token_file = directory / "worker_token"
         token_file.write_text(TOKEN)

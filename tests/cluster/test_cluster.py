@@ -23,11 +23,11 @@ from artifactr import UserActor
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
+from scripts.bench.cluster import Deployment, deployment
 
 from artifactr.files.core.manifests import DOCX
 from artifactr.files.fastapi.portal import NOTICE_COOKIE, PERSON_COOKIE
 from artifactr.files.fastapi.wopi_tokens import mint_access_token
-from scripts.bench.cluster import Deployment, deployment
 from tests.databases import need_postgres
 from tests.documents import build_docx
 from tests.fastapi.test_webdav_locks import LOCKINFO
@@ -176,17 +176,20 @@ async def test_a_portal_form_posted_to_one_replica_says_its_outcome_on_the_other
     a, b = replicas
     artifact_id = await upload(a, "portal.docx")
     page = f"/portal{files(artifact_id)}"
-    posted = await a.post(f"{page}/check-out", cookies={PERSON_COOKIE: "eddie"})
+    a.cookies.set(PERSON_COOKIE, "eddie")
+    posted = await a.post(f"{page}/check-out")
+    a.cookies.clear()
     assert posted.status_code == 303
-    notice = posted.cookies[NOTICE_COOKIE]
-    read = await b.get(
-        posted.headers["location"], cookies={PERSON_COOKIE: "eddie", NOTICE_COOKIE: notice}
-    )
+    # The browser carries the notice A sealed to B, which reads it.
+    b.cookies.set(PERSON_COOKIE, "eddie")
+    b.cookies.set(NOTICE_COOKIE, posted.cookies[NOTICE_COOKIE])
+    read = await b.get(str(posted.headers["location"]))
+    b.cookies.clear()
     assert read.status_code == 200
     assert "Checked out version 1" in read.text
 
 
-async def test_an_agent_s_edit_on_one_replica_is_refused_while_a_person_s_check_out_on_the_other_holds(
+async def test_an_agent_s_edit_on_one_replica_is_refused_while_a_check_out_on_the_other_holds(
     replicas: tuple[httpx2.AsyncClient, ...],
 ) -> None:
     a, b = replicas

@@ -563,6 +563,13 @@ async def check_schema(deployment: Deployment) -> None:
         raise Misconfigured(DATABASE_URL, behind)
 
 
+def pick_app(deployment: Deployment) -> tuple[App | None, str]:
+    """Return the local app and a line saying which, or None and the workers the jobs go to."""
+    if deployment.worker_urls:
+        return None, f"workers: {', '.join(deployment.worker_urls)}"
+    return choose_app()
+
+
 def parser() -> argparse.ArgumentParser:
     """Return the command line's parser, whose ``--help`` lists every setting."""
     parser = argparse.ArgumentParser(
@@ -610,10 +617,7 @@ def main(argv: Sequence[str] | None = None) -> None:
             options.database.unlink(missing_ok=True)
     except Misconfigured as error:
         sys.exit(f"serve: {error}")
-    if deployment.worker_urls:
-        native_app, label = None, f"workers: {', '.join(deployment.worker_urls)}"
-    else:
-        native_app, label = choose_app()
+    native_app, label = pick_app(deployment)
     _say(f"app: {label}")
     server(
         options.database,

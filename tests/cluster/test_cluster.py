@@ -198,7 +198,9 @@ async def test_an_agent_s_edit_on_one_replica_is_refused_while_a_check_out_on_th
     assert taken.status_code == 200, taken.text
     async with (
         httpx2.AsyncClient(headers=ERIN, timeout=60) as http,
-        Client(streamable_http_client(f"{a.base_url}mcp/", http_client=http)) as client,
+        Client(
+            streamable_http_client(f"{str(a.base_url).rstrip('/')}/mcp/", http_client=http)
+        ) as client,
     ):
         edit = {
             "workspace_id": "w1",

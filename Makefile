@@ -11,7 +11,7 @@ format:
 	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync ruff format src tests scripts worker migrations examples docs && $$UV run --no-sync ruff check --fix src tests scripts worker migrations examples
 
 serve:
-	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync python -m artifactr.files.programs.serve --port 8000
+	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync python -m artifactr.files.programs.serve --port $(or $(PORT),8000)
 
 example:
 	@UV=$$(scripts/bootstrap.sh) && $$UV run --no-sync python -m examples.walkthrough

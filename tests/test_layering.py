@@ -58,6 +58,7 @@ OUTSIDE: dict[str, set[str]] = {
     "fastapi.capability": CORE | {"jwt", "artifactr.fastapi"},
     "programs.demo": DEMO,
     "programs.serve": DEMO | WEB | {"uvicorn", "grantr", "artifactr.mcp"},
+    "programs.settings": DEMO | {"alembic", "pydantic_settings"},
     "programs": CORE,
     "migrations": SQL,
 }

@@ -36,6 +36,7 @@ from artifactr.files.apps.fake import FakeApp
 from artifactr.files.fastapi.portal import PERSON_COOKIE
 from artifactr.files.programs import serve
 from artifactr.files.programs.demo import FORCE_FAKE
+from artifactr.files.programs.settings import WOPI_SECRET, read_deployment
 from tests.documents import build_docx
 from tests.fastapi.conftest import DOCX_BODY
 from tests.office import need_office
@@ -352,9 +353,12 @@ async def test_the_tenant_owner_may_do_anything_and_anyone_else_is_refused(tmp_p
 async def test_the_served_demo_prints_one_wopi_line_whose_token_lets_eddie_edit(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv(serve.WOPI_SECRET, "a served secret of at least thirty-two bytes")
+    monkeypatch.setenv(WOPI_SECRET, "a served secret of at least thirty-two bytes")
     lines: list[str] = []
-    app = serve.create_app(tmp_path / "serve.db", corpus=tmp_path, say=lines.append)
+    deployment = read_deployment()
+    app = serve.create_app(
+        tmp_path / "serve.db", deployment=deployment, corpus=tmp_path, say=lines.append
+    )
     async with app.router.lifespan_context(app):
         wopi = [line for line in lines if line.startswith("WOPI ")]
         assert len(wopi) == 1

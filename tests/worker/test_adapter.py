@@ -248,3 +248,85 @@ def test_retry_after_is_read_in_seconds_and_anything_else_waits_a_second(
     headers = httpx2.Headers({} if header is None else {"Retry-After": header})
     waited = adapter._retry_after(headers)
     assert math.isclose(waited, seconds)
+
+
+# ─── a fleet ──────────────────────────────────────────────────────────────────
+
+BUSY = httpx2.Response(503, headers={"Retry-After": "0"}, json={"reason": "busy"})
+
+
+def fleet(answers: dict[str, list[object]], **options: object) -> tuple[Worker, list[str]]:
+    """Return an adapter over workers named by host, each answering from its list in turn (an
+    exception is raised), and the hosts in the order they were asked."""
+    asked: list[str] = []
+
+    def handler(request: httpx2.Request) -> httpx2.Response:
+        host = request.url.host
+        asked.append(host)
+        answer = answers[host].pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        assert isinstance(answer, httpx2.Response)
+        return answer
+
+    urls = [f"http://{host}:8000" for host in answers]
+    transport = httpx2.MockTransport(handler)
+    return Worker(urls, token=TOKEN, transport=transport, **options), asked
+
+
+def ok() -> httpx2.Response:
+    return result(Outcome(inspection=INSPECTION))
+
+
+def test_a_fleet_keeps_each_worker_s_url_and_needs_one_at_least() -> None:
+    app = Worker(["http://one:8000/", "http://two:8000"], token=TOKEN)
+    assert (app.urls, app.url) == (("http://one:8000", "http://two:8000"), "http://one:8000")
+    with pytest.raises(ValueError, match="at least one worker URL"):
+        Worker([], token=TOKEN)
+
+
+async def test_a_busy_worker_s_job_goes_to_the_next_at_once() -> None:
+    app, asked = fleet({"one": [BUSY], "two": [ok()]})
+    assert same(await app.inspect(b"file"), INSPECTION)
+    assert asked == ["one", "two"]
+
+
+async def test_jobs_take_turns_over_free_workers() -> None:
+    app, asked = fleet({"one": [ok(), ok()], "two": [ok(), ok()]})
+    for _ in range(4):
+        await app.inspect(b"file")
+    assert asked == ["one", "two", "one", "two"]
+
+
+async def test_a_dead_worker_is_skipped_by_the_next_jobs_and_tried_again_later() -> None:
+    refused = httpx2.ConnectError("refused")
+    app, asked = fleet({"one": [refused, ok()], "two": [ok(), ok()]}, down_for=3600)
+    await app.inspect(b"file")
+    await app.inspect(b"file")
+    assert asked == ["one", "two", "two"]
+    # Once its time is up, it is asked again.
+    again, asked = fleet({"one": [refused, ok()], "two": [ok(), ok()]}, down_for=0)
+    await again.inspect(b"file")
+    await again.inspect(b"file")
+    await again.inspect(b"file")
+    assert asked == ["one", "two", "two", "one"]
+
+
+async def test_a_worker_that_drops_a_call_hands_the_job_to_the_next() -> None:
+    app, asked = fleet({"one": [httpx2.ReadTimeout("dropped")], "two": [ok()]})
+    assert same(await app.inspect(b"file"), INSPECTION)
+    assert asked == ["one", "two"]
+
+
+async def test_when_every_worker_is_busy_the_job_waits_and_goes_round_again() -> None:
+    app, asked = fleet({"one": [BUSY, ok()], "two": [BUSY, ok()]})
+    assert same(await app.inspect(b"file"), INSPECTION)
+    # Both were asked, then, a round later, the first of the next turn.
+    assert asked == ["one", "two", "two"]
+
+
+async def test_when_no_worker_can_be_reached_the_job_fails_as_the_last_one_did() -> None:
+    app, asked = fleet({"one": [httpx2.ConnectError("refused")], "two": [httpx2.ConnectError("x")]})
+    with pytest.raises(AppCrashed, match="can't be reached"):
+        await app.inspect(b"file")
+    assert asked == ["one", "two"]

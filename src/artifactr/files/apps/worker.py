@@ -8,13 +8,22 @@ The wire format is this module's, and the service imports it: ``POST /jobs`` wit
 a body of one JSON line (a :class:`Call`) then the file's bytes, streamed; a 200 framed the same
 way (an :class:`Outcome`, then the saved file or PNG); or a :class:`Problem` (a typed
 ``failure``, or ``unsafe`` with the screen's reason). Every reply and transport failure maps back
-to the typed failures; a busy worker (503) is asked again until the deadline plus :data:`SLACK`::
+to the typed failures.
 
-    app = Worker("http://libreoffice-worker:8000", token=token, app="libreoffice")
+It takes one worker or a fleet (ADR-0025): each job goes to the free worker this process has
+fewest calls on. A busy worker's 503 sends the job on to the next; a worker that can't be reached
+(or drops the call) is skipped by every job for :data:`DOWN_FOR` seconds, then tried again; when
+every worker is busy the job waits for the shortest ``Retry-After`` and goes round again, until
+its deadline plus :data:`SLACK`. Jobs are bytes in, bytes out, so a call a worker dropped is
+safely sent to another::
+
+    app = Worker(["http://worker-1:8000", "http://worker-2:8000"], token=token, app="libreoffice")
 """
 
+import itertools
 import math
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Sequence
 from typing import Final
 
 import anyio
@@ -56,6 +65,9 @@ CHUNK_SIZE: Final = 64 * 1024
 
 RETRY_AFTER: Final = 1.0
 """Seconds to wait before asking a busy worker again when it doesn't say."""
+
+DOWN_FOR: Final = 5.0
+"""Seconds every job skips a worker that couldn't be reached, before it is tried again."""
 
 
 # ─── the wire format ──────────────────────────────────────────────────────────
@@ -127,7 +139,7 @@ class WordCraftWorker(JobAdapter):
     and a hostile file is :class:`~artifactr.files.core.errors.UnsafeFile` with its reason.
 
     Args:
-        url: The worker's base URL (``http://wordcraft-worker:8000``).
+        url: The worker's base URL (``http://wordcraft-worker:8000``), or several: a fleet.
         token: The bearer token the deployment generated for the worker.
         app: The worker's app (its ``WORKER_APP``): ``"wordcraft"`` or ``"libreoffice"``.
         deadline: Seconds a listing of commands may take (the port gives it no deadline).
@@ -138,17 +150,28 @@ class WordCraftWorker(JobAdapter):
 
     def __init__(
         self,
-        url: str,
+        url: str | Sequence[str],
         *,
         token: str,
         app: str = "wordcraft",
         deadline: float = EDIT_DEADLINE,
         slack: float = SLACK,
         max_result: int = MAX_RESULT,
+        down_for: float = DOWN_FOR,
         transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
-        self.url = url.rstrip("/")
-        """The worker's base URL."""
+        urls = (url,) if isinstance(url, str) else tuple(url)
+        if not urls:
+            raise ValueError("a worker's adapter needs at least one worker URL")
+        self.urls = tuple(one.rstrip("/") for one in urls)
+        """The workers' base URLs."""
+        self.url = self.urls[0]
+        """The first worker's base URL."""
+        self.down_for = down_for
+        """Seconds a worker that couldn't be reached is skipped."""
+        self._calls = dict.fromkeys(self.urls, 0)
+        self._down_until = dict.fromkeys(self.urls, 0.0)
+        self._turn = itertools.count()
         self.app = app
         """The worker's app."""
         self.deadline = deadline
@@ -172,13 +195,48 @@ class WordCraftWorker(JobAdapter):
         timeout = httpx2.Timeout(None, connect=CONNECT_TIMEOUT)
         with anyio.move_on_after(patience):
             async with httpx2.AsyncClient(transport=self._transport, timeout=timeout) as client:
+                gone: set[str] = set()
                 while True:
-                    status, retry_after, body = await self._post(client, head, source)
-                    if status != 503:
-                        outcome, content = self._checked(_result(status, body))
-                        return JobResult(content, outcome.inspection, outcome.commands)
-                    await anyio.sleep(retry_after)
+                    wait = math.inf
+                    for url in self._order(gone):
+                        try:
+                            status, retry_after, body = await self._call(client, url, head, source)
+                        except (AppCrashed, AppTimeout):
+                            gone.add(url)
+                            self._down_until[url] = time.monotonic() + self.down_for
+                            if len(gone) == len(self.urls):
+                                raise
+                            continue
+                        self._down_until[url] = 0.0
+                        if status != 503:
+                            outcome, content = self._checked(_result(status, body))
+                            return JobResult(content, outcome.inspection, outcome.commands)
+                        wait = min(wait, retry_after)
+                    await anyio.sleep(wait)
         raise AppTimeout(f"the worker gave no result within {patience:g} s")
+
+    def _order(self, gone: set[str]) -> list[str]:
+        # Up before down, then the fewest calls from this process, then in turn.
+        now = time.monotonic()
+        turn = next(self._turn)
+        count = len(self.urls)
+        return sorted(
+            (url for url in self.urls if url not in gone),
+            key=lambda url: (
+                self._down_until[url] > now,
+                self._calls[url],
+                (self.urls.index(url) - turn) % count,
+            ),
+        )
+
+    async def _call(
+        self, client: httpx2.AsyncClient, url: str, head: bytes, source: Source
+    ) -> tuple[int, float, bytes]:
+        self._calls[url] += 1
+        try:
+            return await self._post(client, url, head, source)
+        finally:
+            self._calls[url] -= 1
 
     def _checked(self, result: tuple[Outcome, bytes]) -> tuple[Outcome, bytes]:
         said = result[0].app
@@ -187,7 +245,7 @@ class WordCraftWorker(JobAdapter):
         return result
 
     async def _post(
-        self, client: httpx2.AsyncClient, head: bytes, source: Source
+        self, client: httpx2.AsyncClient, url: str, head: bytes, source: Source
     ) -> tuple[int, float, bytes]:
         headers = {
             "Authorization": f"Bearer {self._token}",
@@ -197,7 +255,7 @@ class WordCraftWorker(JobAdapter):
         body = bytearray()
         try:
             async with client.stream(
-                "POST", self.url + JOBS, content=_body(head, source), headers=headers
+                "POST", url + JOBS, content=_body(head, source), headers=headers
             ) as response:
                 async for chunk in response.aiter_bytes():
                     body += chunk

@@ -11,6 +11,8 @@ authentication, so it listens on loopback only. Rita is a ``viewer``, eddie and 
 ``editor`` s, olive owns the tenant; any other name is refused. Eddie uploads one document, an
 assistant's run for olive proposes an edit, and the curl lines that try each answer are printed.
 
+It serves all three kinds: eddie's contract, a workbook and a deck are seeded side by side.
+
 The WOPI host (:mod:`artifactr.files.fastapi.wopi`) is mounted too, its tokens signed with
 ``ARTIFACTR_FILES_WOPI_SECRET`` (a random secret per run if unset), and the job prints one line
 for eddie's document, the three arguments a WOPI validator or an editor takes::
@@ -19,9 +21,18 @@ for eddie's document, the three arguments a WOPI validator or an editor takes::
 
 With ``ARTIFACTR_FILES_WOPI_DISCOVERY`` (an editor's discovery URL, Collabora's
 ``https://<host>/hosting/discovery``), requests' proofs are verified with its keys.
+
+A deployment configures it by its environment (:mod:`.settings`, ADR-0025): with
+``ARTIFACTR_FILES_DATABASE_URL`` it is one replica of many over a shared PostgreSQL database,
+which ``--migrate`` migrates once; a replica seeds nothing, and refuses to start on a database
+``--migrate`` hasn't brought to its schema. Every replica answers every request: nothing a
+request needs stays in one process's memory (``docs/deploy.md`` lists what does, and why it is
+safe).
 """
 
 import argparse
+import asyncio
+import hashlib
 import os
 import secrets
 import sys
@@ -44,14 +55,24 @@ from fastapi.responses import RedirectResponse
 from grantr import Agent as GrantrAgent
 from grantr import Grants, InMemoryStorage, Resource, ServicePrincipal, Subject, User
 from pydantic_ai import Agent
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from artifactr.files.apps.fake import FakeApp
 from artifactr.files.core.app_port import App, AppCommand
 from artifactr.files.core.clock import utc_now
-from artifactr.files.core.documents import build_docx
+from artifactr.files.core.documents import build_docx, build_pptx, build_xlsx
 from artifactr.files.core.errors import AppRefused
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
-from artifactr.files.core.manifests import DOCX, WordDocument
+from artifactr.files.core.manifests import (
+    DOCX,
+    PPTX,
+    XLSX,
+    NativeFile,
+    Presentation,
+    Spreadsheet,
+    WordDocument,
+)
 from artifactr.files.fastapi.capability import Capabilities
 from artifactr.files.fastapi.editor_buttons import DavLinks, editor_buttons, editor_origins
 from artifactr.files.fastapi.portal import PERSON_COOKIE, Person, portal_router
@@ -63,7 +84,18 @@ from artifactr.files.fastapi.wopi_tokens import mint_access_token
 from artifactr.files.mcp import add_native_file_tools
 from artifactr.files.native import NativeFiles
 from artifactr.files.programs.demo import choose_app
-from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
+from artifactr.files.programs.settings import (
+    DATABASE_URL,
+    Deployment,
+    Misconfigured,
+    app_from,
+    blobs_from,
+    database_url,
+    read_deployment,
+    schema_behind,
+    settings_help,
+)
+from artifactr.files.sql import SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
 
 CORPUS = Path(os.environ.get("ARTIFACTR_FILES_CORPUS", "../shared/corpus/real"))
@@ -100,11 +132,14 @@ ASSISTANT = AgentActor(thread_id="thr_seed", run_id="run_seed", on_behalf_of=Use
 OWNER = "olive"
 """The tenant's owner, who granted the two people their roles at start-up."""
 
-WOPI_SECRET: Final = "ARTIFACTR_FILES_WOPI_SECRET"
-"""The variable that holds the WOPI host's secret; a random one per run if unset."""
+KINDS: Final[tuple[type[NativeFile], ...]] = (WordDocument, Spreadsheet, Presentation)
+"""The kinds it serves: documents, workbooks and decks."""
 
-WOPI_DISCOVERY: Final = "ARTIFACTR_FILES_WOPI_DISCOVERY"
-"""The variable that holds an editor's discovery URL, if one is configured."""
+KINDS_SAID: Final = (".docx", ".xlsx", ".pptx")
+"""The kinds as the printed line names them."""
+
+EMBEDDED: Final = Deployment.model_construct()
+"""The embedded default: nothing set, a SQLite file, the local app, secrets of its own."""
 
 APPLICATION = ServicePrincipal(id="artifactr-files")
 """The application's own principal: the runner and the collector act as it."""
@@ -220,6 +255,31 @@ SUGGESTIONS: Final[dict[str, tuple[AppCommand, ...]]] = {
 """The same edit in the commands of an app that doesn't speak WordCraft's, by its name."""
 
 
+WORKBOOK: Final = {
+    "Budget": [
+        ["Item", "Amount"],
+        ["Services", 1200],
+        ["Support", 300],
+        ["Total", "=SUM(B2:B3)"],
+    ]
+}
+"""The workbook it seeds beside the contract."""
+
+DECK: Final = (
+    ("Services agreement", "What the Supplier provides\nWhen the Customer pays"),
+    ("Payment", "Invoices are paid within thirty days"),
+)
+"""The deck it seeds beside the contract."""
+
+
+def seed_files() -> tuple[tuple[str, bytes, str], ...]:
+    """Return the workbook and the deck it seeds beside the contract: name, bytes, media type."""
+    return (
+        ("budget.xlsx", build_xlsx(WORKBOOK), XLSX),
+        ("briefing.pptx", build_pptx(DECK), PPTX),
+    )
+
+
 def seed_document(corpus: Path = CORPUS) -> tuple[str, bytes]:
     """Return the document to seed: the corpus's, or a small generated one without it."""
     path = corpus / DOCUMENT
@@ -232,22 +292,38 @@ async def _once(data: bytes) -> AsyncIterator[bytes]:
     yield data
 
 
+def create_engine(deployment: Deployment, database: Path) -> AsyncEngine:
+    """Return the engine of the deployment's database, or of the embedded SQLite file."""
+    if deployment.shared:
+        return create_async_engine(database_url(deployment), pool_pre_ping=True)
+    return create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
+
+
+def _portal_key(secret: str) -> bytes:
+    # The portal's notices get a key of their own, derived from the links' secret.
+    return hashlib.sha256(b"artifactr.files portal notices\0" + secret.encode()).digest()
+
+
 def create_app(
     database: Path,
     *,
+    deployment: Deployment = EMBEDDED,
     base_url: str = "http://127.0.0.1:8000",
     corpus: Path = CORPUS,
     say: Say = _say,
     native_app: App | None = None,
     clock: Callable[[], datetime] = utc_now,
 ) -> FastAPI:
-    """Return the app: the routers and MCP over a SQLite file, grantr deciding who may do what.
+    """Return the app: the routers and MCP over a database, grantr deciding who may do what.
 
-    Its lifespan migrates the database, grants the two people their roles, uploads the document
-    as eddie and says how to try each answer with curl; it disposes of the engine on shutdown.
+    Embedded (nothing set), its lifespan migrates the SQLite file, grants the people their
+    roles, uploads the document, a workbook and a deck as eddie and says how to try each answer
+    with curl. As a deployment's replica, it grants the roles and says where it serves; the
+    database is migrated by ``--migrate``. It disposes of the engine on shutdown.
 
     Args:
-        database: The SQLite file; it is made if missing.
+        database: The SQLite file, made if missing, when no shared database is set.
+        deployment: The deployment's settings; the embedded default if omitted.
         base_url: Where the app is reached, for the curl lines.
         corpus: Where the document to seed is looked for.
         say: Where the lines go: standard output if omitted.
@@ -255,22 +331,28 @@ def create_app(
         clock: The time everything is stamped with and the page's "now": the wall clock if
             omitted (the browser tests fix it).
     """
-    engine = create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
-    discovery = os.environ.get(WOPI_DISCOVERY)
+    engine = create_engine(deployment, database)
+    discovery = deployment.wopi_discovery
+    wopi_secret, secret = deployment.wopi_secret, deployment.secret
     wopi = WopiSettings(
-        secret=os.environ.get(WOPI_SECRET) or secrets.token_urlsafe(32),
+        secret=wopi_secret.get_secret_value() if wopi_secret else secrets.token_urlsafe(32),
         discovery=DiscoveryCache(discovery) if discovery else None,
     )
+    # Capability links (ADR-0018) and the portal's notices: one secret on every replica.
+    links_secret = secret.get_secret_value() if secret else secrets.token_urlsafe(32)
+    links = Capabilities(links_secret)
+    # No one switches an integration off here, so every replica's switch says the same.
     switch = InMemoryIntegrations()
-    native_app = native_app or FakeApp()
+    native_app = app_from(deployment) or native_app or FakeApp()
     suggestion = SUGGESTIONS.get(native_app.name, SUGGESTION)
     files = NativeFiles(
-        blobs=SqlBlobs(engine, clock=clock),
+        blobs=blobs_from(deployment.blobs_url, engine, clock),
         app=native_app,
         leases=SqlLeases(engine, clock=clock),
         checkouts=SqlCheckouts(engine),
         renders=SqlRenders(engine),
         integrations=switch,
+        types=KINDS,
         clock=clock,
     )
     grants = Grants(InMemoryStorage(), catalogs=[ACTIONS], application=APPLICATION)
@@ -278,7 +360,7 @@ def create_app(
     storage = SqlStorage(engine, clock=clock)
     workspaces = Workspaces(
         storage,
-        types=[WordDocument],
+        types=list(KINDS),
         authorize=integration_gate(switch, files.key_of, storage, authorize=hooks.authorize),
         hidden=hooks.hidden,
     )
@@ -287,11 +369,9 @@ def create_app(
     mcp = ArtifactrMcp(workspaces, runner, resolve=resolve_client)
     add_native_file_tools(mcp, files, workspaces=workspaces, resolve=resolve_client)
 
-    @asynccontextmanager
-    async def lifespan(_app: FastAPI) -> AsyncGenerator[None]:
+    async def seed() -> None:
         await migrate(engine)
         await migrate_files(engine)
-        await grant_people(grants)
         ws = await workspaces.open(TENANT, WORKSPACE, actor=EDITOR)
         name, data = seed_document(corpus)
         outcome = await files.upload(ws, name, _once(data), media_type=DOCX)
@@ -313,6 +393,24 @@ def create_app(
         )
         source = wopi_src(base_url, outcome.artifact_id)
         say(f"WOPI WOPISrc={source} access_token={token.token} access_token_ttl={token.ttl}")
+        for other, data, media_type in seed_files():
+            try:
+                seeded = await files.upload(ws, other, _once(data), media_type=media_type)
+            except AppRefused as refused:
+                # FakeApp reads documents only; LibreOffice reads all three.
+                say(f"{other} was not seeded: {refused.reason}")
+                continue
+            assert isinstance(seeded, Applied), "a person's upload is applied"
+            say(f"seeded {other} at {base_url}/workspaces/{WORKSPACE}/files/{seeded.artifact_id}")
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncGenerator[None]:
+        await grant_people(grants)
+        if deployment.shared:
+            say(f"a replica at {base_url}, on the shared database ({DATABASE_URL})")
+        else:
+            await seed()
+        say(f"serving documents, workbooks and decks ({', '.join(KINDS_SAID)})")
         try:
             async with mcp.lifespan():
                 yield
@@ -320,8 +418,6 @@ def create_app(
             await runner.aclose()
             await engine.dispose()
 
-    # Capability links for desktop apps (ADR-0018), signed with a secret of this run's own.
-    links = Capabilities(os.environ.get("ARTIFACTR_FILES_SECRET") or secrets.token_urlsafe(32))
     app = FastAPI(title="artifactr.files", lifespan=lifespan)
     app.state.wopi = wopi  # what the portal's "Edit in the browser" reads (editor_launch)
     app.include_router(artifactr_router(workspaces, runner, resolve_actor=resolve_actor))
@@ -342,10 +438,12 @@ def create_app(
                 files, base_url=base_url, wopi=wopi, dav=DavLinks(base_url, links)
             ),
             form_origins=editor_origins([discovery] if discovery else []),
+            secret=_portal_key(links_secret),
         )
     )
 
-    app.mount("/mcp", mcp.http_app(streamable_http_path="/"))
+    # Stateless: no MCP session lives in one replica, so any replica answers a client's next call.
+    app.mount("/mcp", mcp.http_app(streamable_http_path="/", stateless_http=True))
 
     @app.get("/", include_in_schema=False)
     async def front() -> RedirectResponse:
@@ -396,24 +494,34 @@ def _instructions(say: Say, base_url: str, file: str, name: str) -> None:
 def server(
     database: Path,
     *,
+    host: str = "127.0.0.1",
     port: int = 8000,
+    deployment: Deployment = EMBEDDED,
     limit_max_requests: int | None = None,
     say: Say = _say,
     native_app: App | None = None,
 ) -> uvicorn.Server:
-    """Return a uvicorn server for :func:`create_app` on 127.0.0.1, ready to ``serve()``.
+    """Return a uvicorn server for :func:`create_app`, ready to ``serve()``.
 
     Args:
-        database: The SQLite file.
+        database: The SQLite file, when no shared database is set.
+        host: The address to listen on.
         port: The port to listen on.
+        deployment: The deployment's settings; the embedded default if omitted.
         limit_max_requests: Stop after this many requests; serve until stopped if None.
         say: Where the lines go.
-        native_app: The app: FakeApp if omitted.
+        native_app: The app when no worker is set: FakeApp if omitted.
     """
-    base_url = f"http://127.0.0.1:{port}"
+    base_url = deployment.public_url or f"http://{host}:{port}"
     config = uvicorn.Config(
-        create_app(database, base_url=base_url, say=say, native_app=native_app),
-        host="127.0.0.1",
+        create_app(
+            database,
+            deployment=deployment,
+            base_url=base_url.rstrip("/"),
+            say=say,
+            native_app=native_app,
+        ),
+        host=host,
         port=port,
         limit_max_requests=limit_max_requests,
         log_config=None,
@@ -422,20 +530,102 @@ def server(
     return uvicorn.Server(config)
 
 
+async def migrate_database(deployment: Deployment, database: Path) -> None:
+    """Migrate artifactr's tables and this package's on the configured database, once.
+
+    Raises:
+        Misconfigured: If the shared database can't be reached.
+    """
+    engine = create_engine(deployment, database)
+    try:
+        await migrate(engine)
+        await migrate_files(engine)
+    except (OSError, SQLAlchemyError) as error:
+        raise Misconfigured(DATABASE_URL, f"can't migrate: {error}") from error
+    finally:
+        await engine.dispose()
+
+
+async def check_schema(deployment: Deployment) -> None:
+    """Check the shared database is at this program's schema, changing nothing.
+
+    Raises:
+        Misconfigured: If it can't be reached, or ``--migrate`` hasn't brought it up to date.
+    """
+    engine = create_engine(deployment, Path())
+    try:
+        behind = await schema_behind(engine)
+    except (OSError, SQLAlchemyError) as error:
+        raise Misconfigured(DATABASE_URL, f"can't connect: {error}") from error
+    finally:
+        await engine.dispose()
+    if behind is not None:
+        raise Misconfigured(DATABASE_URL, behind)
+
+
+def pick_app(deployment: Deployment) -> tuple[App | None, str]:
+    """Return the local app and a line saying which, or None and the workers the jobs go to."""
+    if deployment.worker_urls:
+        return None, f"workers: {', '.join(deployment.worker_urls)}"
+    return choose_app()
+
+
+def parser() -> argparse.ArgumentParser:
+    """Return the command line's parser, whose ``--help`` lists every setting."""
+    parser = argparse.ArgumentParser(
+        prog="python -m artifactr.files.programs.serve",
+        description="Serve artifactr.files: the portal, the routers, WOPI, WebDAV and MCP.",
+        epilog="settings, from the environment (ADR-0025; none is needed to try it):\n"
+        + settings_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--host", default="127.0.0.1", help="the address to listen on")
+    parser.add_argument("--port", type=int, default=8000, help="the port to listen on")
+    parser.add_argument(
+        "--database",
+        type=Path,
+        default=Path("out") / "serve.db",
+        help="the embedded SQLite file, made afresh, without ARTIFACTR_FILES_DATABASE_URL",
+    )
+    parser.add_argument("--limit-max-requests", type=int, default=None, help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--migrate",
+        action="store_true",
+        help="migrate artifactr's tables and ours on the configured database, then exit",
+    )
+    return parser
+
+
 def main(argv: Sequence[str] | None = None) -> None:
-    """Serve until stopped, on a database made afresh (``--database``, ``out/serve.db``)."""
-    parser = argparse.ArgumentParser(prog="python -m artifactr.files.programs.serve")
-    parser.add_argument("--port", type=int, default=8000)
-    parser.add_argument("--database", type=Path, default=Path("out") / "serve.db")
-    parser.add_argument("--limit-max-requests", type=int, default=None)
-    options = parser.parse_args(argv)
+    """Serve until stopped; or migrate, with ``--migrate``.
+
+    Raises:
+        SystemExit: With one line naming the setting, if a setting is missing or not valid,
+            or the shared database is not migrated.
+    """
+    options = parser().parse_args(argv)
     options.database.parent.mkdir(parents=True, exist_ok=True)
-    options.database.unlink(missing_ok=True)
-    native_app, label = choose_app()
+    try:
+        deployment = read_deployment()
+        if options.migrate:
+            asyncio.run(migrate_database(deployment, options.database))
+            _say("migrated artifactr's tables and artifactr.files' to their latest schema")
+            return
+        if deployment.shared:
+            asyncio.run(check_schema(deployment))
+        else:
+            options.database.unlink(missing_ok=True)
+    except Misconfigured as error:
+        sys.exit(f"serve: {error}")
+    native_app, label = pick_app(deployment)
     _say(f"app: {label}")
-    limit = options.limit_max_requests
     server(
-        options.database, port=options.port, limit_max_requests=limit, native_app=native_app
+        options.database,
+        host=options.host,
+        port=options.port,
+        deployment=deployment,
+        limit_max_requests=options.limit_max_requests,
+        native_app=native_app,
     ).run()
 
 

@@ -712,7 +712,7 @@ async def test_someone_else_s_check_out_is_ended_after_a_confirmation(portal: Po
     page = await portal.get(f"/{artifact_id}", who=BOB)
     end = f"/{artifact_id}/checkouts/{checkout_id}/end"
     assert f'href="{portal.url(end)}">End Alice\'s check-out…</a>' in page.text
-    portal.api.clock.advance(timedelta(minutes=30))
+    portal.api.clock.advance(timedelta(minutes=61))
     confirm = words(await portal.get(end, who=BOB))
     assert "End Alice's check-out?" in confirm
     assert (

@@ -730,7 +730,7 @@ async def test_someone_else_s_check_out_is_ended_after_a_confirmation(portal: Po
         files={"file": ("contract.docx", build_docx(changed))},
     )
     assert notice(late) == (
-        "Your check-out was ended by Bob 5 minutes ago (Mon 30 Nov 2026, 12:30 UTC), so your "
+        "Your check-out was ended by Bob 5 minutes ago (Mon 30 Nov 2026, 13:01 UTC), so your "
         "check-in was kept as a proposal on version 1: someone else decides whether to accept "
         "it. See what it changes"
     )
@@ -793,3 +793,33 @@ async def test_a_stale_check_in_says_which_revisions_accepting_it_undoes(portal:
     await revise(portal, artifact_id, build_docx(PARAGRAPHS[:40]))
     stale = words(await portal.get(f"/{artifact_id}/proposals/{mine.group(1)}"))
     assert "To get your change in, check out version 3" in stale
+
+
+# ─── an editor's session on the page (issue 38) ───────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("lock", "editor"),
+    [("opaquelocktoken:0000-38", "a desktop editor"), ("W1", "the browser editor")],
+)
+async def test_the_page_says_which_editor_holds_the_file_and_what_ending_it_does(
+    portal: Portal, lock: str, editor: str
+) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    ws = await portal.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    held = await portal.api.files.lock(ws, artifact_id, lock=lock)
+    theirs = words(await portal.get(f"/{artifact_id}", who=BOB))
+    assert f"Open in {editor} by Alice, until" in theirs
+    assert lock not in theirs
+    mine = words(await portal.get(f"/{artifact_id}"))
+    assert f"Open in {editor} by you" in mine
+    assert "edits it has not saved stay in the editor" in mine
+    confirm = words(await portal.get(f"/{artifact_id}/checkouts/{held.id}/end", who=BOB))
+    assert f"Alice has the file open in {editor}" in confirm
+    assert "its next save is kept as a proposal" in confirm or "next save is kept" in confirm
+
+
+async def test_a_person_s_own_check_out_says_no_editor(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    await portal.post(f"/{artifact_id}/check-out")
+    assert "Open in" not in words(await portal.get(f"/{artifact_id}", who=BOB))

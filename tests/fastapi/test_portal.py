@@ -823,3 +823,34 @@ async def test_a_person_s_own_check_out_says_no_editor(portal: Portal) -> None:
     artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
     await portal.post(f"/{artifact_id}/check-out")
     assert "Open in" not in words(await portal.get(f"/{artifact_id}", who=BOB))
+
+
+async def test_after_a_colleague_ends_your_check_out_the_page_says_so_and_takes_your_edit(
+    portal: Portal,
+) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    await portal.post(f"/{artifact_id}/check-out")
+    checkout_id = await checkout_of(portal, artifact_id)
+    await portal.post(f"/{artifact_id}/checkouts/{checkout_id}/end", who=BOB)
+    portal.api.clock.advance(timedelta(minutes=3))
+    page = words(await portal.get(f"/{artifact_id}"))
+    assert "Your check-out of version 1 was ended by Bob 3 minutes ago" in page
+    assert "it is kept as a proposal on version 1" in page
+    assert "was ended by" not in words(await portal.get(f"/{artifact_id}", who=BOB))
+    changed = [*PARAGRAPHS[:-1], "Clause 60, amended."]
+    late = await portal.post(
+        f"/{artifact_id}/checkouts/{checkout_id}/check-in",
+        files={"file": ("contract.docx", build_docx(changed))},
+    )
+    assert "your check-in was kept as a proposal on version 1" in notice(late)
+    assert "was ended by Bob" not in words(await portal.get(f"/{artifact_id}"))
+    # Your own discard, or one long past, is not news.
+    await portal.post(f"/{artifact_id}/check-out")
+    own = await checkout_of(portal, artifact_id)
+    await portal.post(f"/{artifact_id}/checkouts/{own}/discard")
+    assert "was ended by" not in words(await portal.get(f"/{artifact_id}"))
+    await portal.post(f"/{artifact_id}/check-out")
+    old = await checkout_of(portal, artifact_id)
+    await portal.post(f"/{artifact_id}/checkouts/{old}/end", who=BOB)
+    portal.api.clock.advance(timedelta(hours=9))
+    assert "was ended by" not in words(await portal.get(f"/{artifact_id}"))

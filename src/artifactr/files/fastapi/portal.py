@@ -528,8 +528,10 @@ def portal_router(
         known = await timeline(ws, artifact_id)
         ends = lease is not None and not mine and editor and await may(ws, ARCHIVE, artifact_id)
         session = None if lease is None else await editor_session(ws, lease.holder)
+        broken = await files.ended_by_others(ws, artifact_id) if editor else []
         return {
             "session": session,
+            "broken": broken[0] if broken else None,
             "title": manifest.name,
             "link": urls(request, ws),
             "artifact_id": artifact_id,

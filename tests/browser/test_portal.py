@@ -121,3 +121,42 @@ def test_a_check_in_after_the_file_moved_on_is_kept_as_a_proposal(
     browser.screenshot("stale")
     browser.click("See what it changes")
     assert "Final terms, agreed by both parties." in browser.text()
+
+
+def _touching(browser: Browser) -> list[tuple[str, str]]:
+    """Return the pairs of buttons on the page less than 4 pixels apart."""
+    boxes = browser.driver.execute_script(
+        "return [...document.querySelectorAll('main button, main a.button')]"
+        ".map(e => [e.textContent, ...Object.values(e.getBoundingClientRect().toJSON())])"
+    )
+    found: list[tuple[str, str]] = []
+    for index, (name, *box) in enumerate(boxes):
+        for other, *more in boxes[index + 1 :]:
+            first = dict(
+                zip(
+                    ("x", "y", "width", "height", "top", "right", "bottom", "left"),
+                    box,
+                    strict=True,
+                )
+            )
+            second = dict(
+                zip(
+                    ("x", "y", "width", "height", "top", "right", "bottom", "left"),
+                    more,
+                    strict=True,
+                )
+            )
+            dx = max(0, second["left"] - first["right"], first["left"] - second["right"])
+            dy = max(0, second["top"] - first["bottom"], first["top"] - second["bottom"])
+            if max(dx, dy) < 4:
+                found.append((name, other))
+    return found
+
+
+def test_buttons_never_touch_on_the_file_and_proposal_pages(browser: Browser) -> None:
+    open_contract(browser, "erin")
+    assert "Accept" in browser.buttons()
+    assert _touching(browser) == []
+    browser.click("review it")
+    assert "Accept" in browser.buttons()
+    assert _touching(browser) == []

@@ -33,6 +33,8 @@ WORKSPACE = "w1"
 
 ALICE = {"x-user": "alice"}
 BOB = {"x-user": "bob"}
+RITA = {"x-user": "rita"}
+"""A viewer: she may read every file and edit none."""
 MALLORY = {"x-user": "mallory"}
 """Refused every workspace by the application's ``authorize``."""
 AGENT = {"x-agent": "alice"}
@@ -123,6 +125,8 @@ async def open_api(
         # carol may do anything but read the log (WebDAV's times are then fixed).
         if actor.participant == "user:carol":
             return getattr(access, "action", None) != "artifactr:read_events"
+        if actor.participant == "user:rita":  # a viewer: she reads, and never edits
+            return getattr(access, "action", None) != "artifactr:edit_artifact"
         return actor.participant != "user:mallory"
 
     clock = clock or Clock()

@@ -712,7 +712,7 @@ async def test_someone_else_s_check_out_is_ended_after_a_confirmation(portal: Po
     page = await portal.get(f"/{artifact_id}", who=BOB)
     end = f"/{artifact_id}/checkouts/{checkout_id}/end"
     assert f'href="{portal.url(end)}">End Alice\'s check-out…</a>' in page.text
-    portal.api.clock.advance(timedelta(minutes=30))
+    portal.api.clock.advance(timedelta(minutes=61))
     confirm = words(await portal.get(end, who=BOB))
     assert "End Alice's check-out?" in confirm
     assert (
@@ -730,7 +730,7 @@ async def test_someone_else_s_check_out_is_ended_after_a_confirmation(portal: Po
         files={"file": ("contract.docx", build_docx(changed))},
     )
     assert notice(late) == (
-        "Your check-out was ended by Bob 5 minutes ago (Mon 30 Nov 2026, 12:30 UTC), so your "
+        "Your check-out was ended by Bob 5 minutes ago (Mon 30 Nov 2026, 13:01 UTC), so your "
         "check-in was kept as a proposal on version 1: someone else decides whether to accept "
         "it. See what it changes"
     )
@@ -793,3 +793,64 @@ async def test_a_stale_check_in_says_which_revisions_accepting_it_undoes(portal:
     await revise(portal, artifact_id, build_docx(PARAGRAPHS[:40]))
     stale = words(await portal.get(f"/{artifact_id}/proposals/{mine.group(1)}"))
     assert "To get your change in, check out version 3" in stale
+
+
+# ─── an editor's session on the page (issue 38) ───────────────────────────────
+
+
+@pytest.mark.parametrize(
+    ("lock", "editor"),
+    [("opaquelocktoken:0000-38", "a desktop editor"), ("W1", "the browser editor")],
+)
+async def test_the_page_says_which_editor_holds_the_file_and_what_ending_it_does(
+    portal: Portal, lock: str, editor: str
+) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    ws = await portal.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    held = await portal.api.files.lock(ws, artifact_id, lock=lock)
+    theirs = words(await portal.get(f"/{artifact_id}", who=BOB))
+    assert f"Open in {editor} by Alice, until" in theirs
+    assert lock not in theirs
+    mine = words(await portal.get(f"/{artifact_id}"))
+    assert f"Open in {editor} by you" in mine
+    assert "edits it has not saved stay in the editor" in mine
+    confirm = words(await portal.get(f"/{artifact_id}/checkouts/{held.id}/end", who=BOB))
+    assert f"Alice has the file open in {editor}" in confirm
+    assert "its next save is kept as a proposal" in confirm or "next save is kept" in confirm
+
+
+async def test_a_person_s_own_check_out_says_no_editor(portal: Portal) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    await portal.post(f"/{artifact_id}/check-out")
+    assert "Open in" not in words(await portal.get(f"/{artifact_id}", who=BOB))
+
+
+async def test_after_a_colleague_ends_your_check_out_the_page_says_so_and_takes_your_edit(
+    portal: Portal,
+) -> None:
+    artifact_id = await portal.api.upload(build_docx(PARAGRAPHS))
+    await portal.post(f"/{artifact_id}/check-out")
+    checkout_id = await checkout_of(portal, artifact_id)
+    await portal.post(f"/{artifact_id}/checkouts/{checkout_id}/end", who=BOB)
+    portal.api.clock.advance(timedelta(minutes=3))
+    page = words(await portal.get(f"/{artifact_id}"))
+    assert "Your check-out of version 1 was ended by Bob 3 minutes ago" in page
+    assert "it is kept as a proposal on version 1" in page
+    assert "was ended by" not in words(await portal.get(f"/{artifact_id}", who=BOB))
+    changed = [*PARAGRAPHS[:-1], "Clause 60, amended."]
+    late = await portal.post(
+        f"/{artifact_id}/checkouts/{checkout_id}/check-in",
+        files={"file": ("contract.docx", build_docx(changed))},
+    )
+    assert "your check-in was kept as a proposal on version 1" in notice(late)
+    assert "was ended by Bob" not in words(await portal.get(f"/{artifact_id}"))
+    # Your own discard, or one long past, is not news.
+    await portal.post(f"/{artifact_id}/check-out")
+    own = await checkout_of(portal, artifact_id)
+    await portal.post(f"/{artifact_id}/checkouts/{own}/discard")
+    assert "was ended by" not in words(await portal.get(f"/{artifact_id}"))
+    await portal.post(f"/{artifact_id}/check-out")
+    old = await checkout_of(portal, artifact_id)
+    await portal.post(f"/{artifact_id}/checkouts/{old}/end", who=BOB)
+    portal.api.clock.advance(timedelta(hours=9))
+    assert "was ended by" not in words(await portal.get(f"/{artifact_id}"))

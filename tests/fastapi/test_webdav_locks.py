@@ -24,7 +24,7 @@ from artifactr.files.core.errors import AppCrashed, AppFailure, AppTimeout
 from artifactr.files.core.leases import ArtifactBusy, scope_of
 from artifactr.files.fastapi.webdav import DEFAULT_TIMEOUT, MAX_TIMEOUT, MIN_TIMEOUT
 from tests.documents import build_docx, package
-from tests.fastapi.conftest import ALICE, BOB, WORKSPACE, Dav, MakeDav
+from tests.fastapi.conftest import ALICE, BOB, RITA, WORKSPACE, Dav, MakeDav
 
 D = "{DAV:}"
 LOCKINFO = (
@@ -581,3 +581,43 @@ async def test_a_large_file_is_read_back_in_many_chunks(dav: Dav) -> None:
     await dav.api.upload(data)
     got = await dav.client.get(dav.url(NAME), headers=ALICE)
     assert got.content == data
+
+
+# ─── who may do what to a lock (issue 38) ─────────────────────────────────────
+
+
+async def test_a_viewer_who_knows_the_token_unlocks_refreshes_and_saves_nothing(dav: Dav) -> None:
+    artifact_id = await dav.api.upload()
+    token = token_of(await lock(dav))
+    ws = await dav.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    before = await dav.api.files.lease(ws, artifact_id)
+    refresh = {"If": f"(<{token}>)", "Timeout": "Second-60"}
+    _, sha = await head(dav, artifact_id)
+    for answer in (
+        await unlock(dav, token, who=RITA),
+        await dav.client.request("LOCK", dav.url(NAME), headers={**RITA, **refresh}),
+        await put(dav, MINE, token, who=RITA),
+        await put(dav, MINE, None, who=RITA, **{"If-Match": f'"{sha}"'}),
+        await lock(dav, who=RITA),
+    ):
+        assert answer.status_code == 403, answer.text
+        assert token not in answer.text
+    assert await dav.api.files.lease(ws, artifact_id) == before
+    assert await dav.api.files.current_lock(ws, artifact_id) == token
+    assert await revisions(dav, artifact_id) == [(1, "user:alice")]
+    assert (await put(dav, MINE, token)).headers["X-Artifactr-Outcome"] == "applied"
+
+
+async def test_webdav_never_acts_under_a_wopi_lock_even_its_taker_s(dav: Dav) -> None:
+    artifact_id = await dav.api.upload()
+    ws = await dav.api.workspaces.open("t1", WORKSPACE, actor=UserActor(id="alice"))
+    await dav.api.files.lock(ws, artifact_id, lock="W1")
+    assert (await unlock(dav, "W1")).status_code == 409
+    refreshed = await dav.client.request("LOCK", dav.url(NAME), headers={**ALICE, "If": "(<W1>)"})
+    assert refreshed.status_code == 412
+    assert (await put(dav, MINE, "W1")).status_code == 412  # no WebDAV lock is named W1
+    saved = await put(dav, MINE, None, **{"If-Match": f'"{(await head(dav, artifact_id))[1]}"'})
+    assert saved.status_code == 423
+    assert "W1" not in saved.text
+    assert await dav.api.files.current_lock(ws, artifact_id, personal=False) == "W1"
+    assert await revisions(dav, artifact_id) == [(1, "user:alice")]

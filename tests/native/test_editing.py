@@ -801,3 +801,37 @@ async def test_a_save_after_the_lease_lapsed_with_no_one_else_takes_the_lock_up_
     saved = await env.files.save(alice, artifact_id, chunks(edited(data, b"Idle")), lock="L1")
     assert (saved.status, saved.version) == ("applied", 2)
     assert await env.files.current_lock(alice, artifact_id) == "L1"
+
+
+async def test_a_save_after_the_lease_lapsed_and_someone_checked_out_is_a_proposal(
+    env: World,
+) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    alice = await env.ws()
+    await env.files.lock(alice, artifact_id, lock="L1")
+    env.clock.advance(EDITOR_TTL + timedelta(seconds=1))
+    checkout = await env.files.check_out(await env.ws(BOB), artifact_id)
+    saved = await env.files.save(alice, artifact_id, chunks(edited(data, b"Late")), lock="L1")
+    assert (saved.status, saved.ended_by) == ("proposed", None)
+    lease = await env.files.lease(alice, artifact_id)
+    assert lease is not None
+    assert lease.holder == checkout.holder
+    assert await read_all(env, artifact_id) == data
+
+
+async def test_a_check_out_a_colleague_ended_is_offered_until_checked_in(env: World) -> None:
+    data = sample_docx()
+    artifact_id = await env.upload(data)
+    alice = await env.ws()
+    own = await env.files.check_out(alice, artifact_id)
+    await env.files.discard(alice, own.id)
+    assert await env.files.ended_by_others(alice, artifact_id) == []
+    broken = await env.files.check_out(alice, artifact_id)
+    await env.files.discard(await env.ws(BOB), broken.id)  # Bob may archive: he breaks it
+    (offered,) = await env.files.ended_by_others(alice, artifact_id)
+    assert (offered.id, offered.ended_by) == (broken.id, BOB)
+    assert await env.files.ended_by_others(await env.ws(BOB), artifact_id) == []
+    kept = await env.files.check_in(alice, broken.id, chunks(edited(data, b"Mine")))
+    assert (kept.status, kept.ended_by) == ("proposed", BOB)
+    assert await env.files.ended_by_others(alice, artifact_id) == []

@@ -184,6 +184,16 @@ class Checkouts(Protocol):
         """Return an artifact's open check-outs, their leases lapsed or not, oldest first."""
         ...
 
+    async def ended_since(
+        self, scope: Scope, artifact_id: str, participant: str, since: datetime
+    ) -> Sequence[Checkout]:
+        """Return a participant's check-outs of an artifact discarded after ``since``.
+
+        Only those with no check-in yet, newest first: the portal offers each one's check-in
+        still (ADR-0023).
+        """
+        ...
+
     async def with_lock(self, scope: Scope, artifact_id: str, lock: str) -> Checkout | None:
         """Return the newest check-out of an artifact under the editor's lock ``lock``, or None.
 
@@ -302,6 +312,22 @@ class InMemoryCheckouts:
             if (tenant, workspace) == (scope.tenant_id, scope.workspace_id)
             and record.artifact_id == artifact_id
             and record.state == "open"
+        ]
+
+    async def ended_since(
+        self, scope: Scope, artifact_id: str, participant: str, since: datetime
+    ) -> Sequence[Checkout]:
+        """Return a participant's discarded check-outs; see :meth:`Checkouts.ended_since`."""
+        return [
+            record
+            for (tenant, workspace, _), record in reversed(self._records.items())
+            if (tenant, workspace) == (scope.tenant_id, scope.workspace_id)
+            and record.artifact_id == artifact_id
+            and record.actor.participant == participant
+            and record.state == "discarded"
+            and record.outcome is None
+            and record.ended_at is not None
+            and record.ended_at > since
         ]
 
     async def with_lock(self, scope: Scope, artifact_id: str, lock: str) -> Checkout | None:

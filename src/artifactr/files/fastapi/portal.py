@@ -95,6 +95,7 @@ from artifactr.files.fastapi.portal_words import (
 from artifactr.files.fastapi.router import SUMMARY
 from artifactr.files.native import CheckedIn, NativeFiles
 from artifactr.files.native.diff import DiffLimits, FileDiff, TextDiff, proposal_diff, revision_diff
+from artifactr.files.native.editing import personal_lock
 
 PERSON_COOKIE: Final = "artifactr_person"
 """The cookie that keeps the chosen person's id."""
@@ -526,7 +527,11 @@ def portal_router(
         links = [] if editor_links is None else list(await editor_links(ws, artifact_id, manifest))
         known = await timeline(ws, artifact_id)
         ends = lease is not None and not mine and editor and await may(ws, ARCHIVE, artifact_id)
+        session = None if lease is None else await editor_session(ws, lease.holder)
+        broken = await files.ended_by_others(ws, artifact_id) if editor else []
         return {
+            "session": session,
+            "broken": broken[0] if broken else None,
             "title": manifest.name,
             "link": urls(request, ws),
             "artifact_id": artifact_id,
@@ -555,6 +560,17 @@ def portal_router(
             "responder": bool(pending) and await may(ws, RESPOND, artifact_id),
             "editor_links": links,
         }
+
+    async def editor_session(ws: Workspace, holder: str) -> str | None:
+        """Return which editor holds a file under a check-out's lease, if an editor's lock does.
+
+        A WebDAV token is a desktop editor's (Word or LibreOffice), any other lock the browser
+        editor's (WOPI): the page says so, and what ending it does to unsaved edits.
+        """
+        record = await files.checkouts.get(scope_of(ws), _checkout_of(holder))
+        if record is None or record.lock is None:
+            return None
+        return "a desktop editor" if personal_lock(record.lock) else "the browser editor"
 
     def diff_context(link: "_Urls", found: FileDiff, manifest: NativeFile) -> dict[str, object]:
         return {
@@ -646,6 +662,7 @@ def portal_router(
         lease = await files.lease(ws, artifact_id)
         holding = lease is not None and lease.holder == record.holder
         context = {
+            "session": await editor_session(ws, record.holder),
             "title": f"End {name_of(record.actor)}'s check-out?",
             "holder": name_of(record.actor),
             "record": record,

@@ -41,14 +41,16 @@ def relative(moment: datetime, now: datetime) -> str:
     distance = abs(seconds)
     if distance < 60:
         return "just now"
-    minutes = int(distance // 60)
-    hours = minutes // 60
+    # Rounded to the nearest, as people say it: a fresh 8-hour check-out read a second later
+    # is "in 8 hours", not "in 7 hours".
+    minutes = int(distance / 60 + 0.5)
+    hours = int(distance / 3600 + 0.5)
     if minutes < 60:
         amount = _plural(minutes, "minute")
     elif hours < 48:
         amount = _plural(hours, "hour")
     else:
-        amount = _plural(hours // 24, "day")
+        amount = _plural(int(distance / 86400 + 0.5), "day")
     return f"in {amount}" if seconds > 0 else f"{amount} ago"
 
 

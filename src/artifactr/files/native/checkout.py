@@ -71,6 +71,21 @@ class CheckOut(ServiceBase):
             record for record in reversed(found) if record.actor.participant == ws.actor.participant
         ]
 
+    async def ended_by_others(self, ws: Workspace, artifact_id: str) -> list[Checkout]:
+        """Return the actor's check-outs of a file someone else ended lately, not checked in.
+
+        Lately is within ``checkout_ttl``: each may still be checked in, kept as a proposal on
+        the version it was based on (ADR-0009), so the page tells the person and offers it.
+
+        Raises:
+            NotFound: If the artifact is missing or hidden.
+        """
+        await visible(ws, NativeFile, artifact_id)
+        since = self._clock() - self._checkout_ttl
+        me = ws.actor.participant
+        found = await self.checkouts.ended_since(scope_of(ws), artifact_id, me, since)
+        return [r for r in found if r.ended_by is not None and r.ended_by.participant != me]
+
     async def _record(self, ws: Workspace, checkout_id: str) -> Checkout:
         plausible = 0 < len(checkout_id) <= MAX_ID and checkout_id.isprintable()
         record = await self.checkouts.get(scope_of(ws), checkout_id) if plausible else None

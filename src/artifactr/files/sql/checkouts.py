@@ -203,6 +203,25 @@ class SqlCheckouts:
             return [_checkout(row) for row in rows]
 
     @finished
+    async def ended_since(
+        self, scope: Scope, artifact_id: str, participant: str, since: datetime
+    ) -> Sequence[Checkout]:
+        """Return a participant's check-outs discarded after ``since``, not checked in."""
+        async with self._connections.read(scope.tenant_id) as connection:
+            rows = await connection.execute(
+                _RECORD.where(
+                    CheckoutRow.tenant_id == scope.tenant_id,
+                    CheckoutRow.workspace_id == scope.workspace_id,
+                    CheckoutRow.artifact_id == artifact_id,
+                    CheckoutRow.state == "discarded",
+                    CheckoutRow.outcome.is_(None),
+                    CheckoutRow.ended_at > since,
+                ).order_by(CheckoutRow.created_at.desc(), CheckoutRow.id.desc())
+            )
+            found = [_checkout(row) for row in rows]
+        return [record for record in found if record.actor.participant == participant]
+
+    @finished
     async def with_lock(self, scope: Scope, artifact_id: str, lock: str) -> Checkout | None:
         """Return the newest check-out of an artifact whose lock is ``lock``, open or ended."""
         async with self._connections.read(scope.tenant_id) as connection:

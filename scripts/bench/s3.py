@@ -298,7 +298,11 @@ STARTED = time.perf_counter()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Parse the command line, start a SeaweedFS, run the benchmark, stop it; return 0."""
+    """Parse the command line, start a SeaweedFS, run the benchmark, stop it.
+
+    Returns:
+        0, or 130 if interrupted (Ctrl-C or SIGTERM), the store stopped all the same.
+    """
     arguments = parser().parse_args(argv)
     if arguments.quick:
         plan = Plan(size_mib=16, runs=1, large_mib=24, small=50)
@@ -310,9 +314,13 @@ def main(argv: list[str] | None = None) -> int:
 
     # A SIGTERM unwinds like Ctrl-C, so the store is stopped and its files removed either way.
     signal.signal(signal.SIGTERM, interrupted)
-    with seaweedfs() as store:
-        store.bucket("bench")
-        asyncio.run(bench(store, plan))
+    try:
+        with seaweedfs() as store:
+            store.bucket("bench")
+            asyncio.run(bench(store, plan))
+    except KeyboardInterrupt:
+        print("interrupted: the SeaweedFS it started is stopped and its files removed")
+        return 130
     return 0
 
 

@@ -36,8 +36,11 @@ START_WITHIN = 60.0
 
 
 def weed_binary() -> Path:
-    """Return the ``weed`` binary the environment installed beside its Python."""
-    return Path(sys.executable).parent / "weed"
+    """Return the ``weed`` binary the environment installed beside its Python (or the project's)."""
+    beside = Path(sys.executable).parent / "weed"
+    if beside.exists():
+        return beside
+    return Path(__file__).resolve().parents[1] / ".venv" / "bin" / "weed"
 
 
 def _free_port() -> int:
@@ -168,12 +171,12 @@ class SeaweedFS:
         self._remove_sockets()
 
     def stop(self) -> None:
-        """Stop the server by its pid (SIGTERM, then SIGKILL after 10 s) and remove its files."""
+        """Stop the server by its pid (SIGTERM, then SIGKILL after 3 s) and remove its files."""
         if self.process is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGTERM)
             try:
-                self.process.wait(timeout=10)
+                self.process.wait(timeout=3)
             except subprocess.TimeoutExpired:
                 self.kill()
             self.process = None

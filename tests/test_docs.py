@@ -34,6 +34,7 @@ from artifactr.files.core.errors import (
 )
 from artifactr.files.core.leases import ArtifactBusy
 from artifactr.files.fastapi.http_answers import or_http
+from artifactr.files.s3 import StoreUnreachable
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "docs" / "reference.md"
@@ -45,6 +46,7 @@ ERRORS: dict[str, Exception] = {
     "ContentDamaged": ContentDamaged("art_1", 1, "0" * 64, "missing"),
     "CheckoutOutdated": CheckoutOutdated("co_1", 1, 2),
     "ServiceBusy": ServiceBusy("1 files are being read and 2 wait"),
+    "StoreFailed": StoreUnreachable("it did not answer"),
     "NotEnabled": NotEnabled("files:fake"),
     "UnsafeFile": UnsafeFile("not_a_zip", "not a zip"),
     "FileTooLarge": FileTooLarge(10),

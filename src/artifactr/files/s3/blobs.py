@@ -26,7 +26,7 @@ import contextlib
 import hashlib
 import urllib.parse
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Sequence, Set
+from collections.abc import AsyncIterable, AsyncIterator, Buffer, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Self
@@ -345,26 +345,22 @@ class S3Blobs:
                 object_missing(missing, self._bucket)
                 raise NotFound("blob", sha256) from None
             digest = hashlib.sha256()
-            pending = bytearray()
+            hashed: asyncio.Future[None] | None = None
             held: bytes | None = None
-            async for piece in result.stream(min_chunk_size=CHUNK_SIZE):
-                pending += memoryview(piece)
-                while len(pending) >= CHUNK_SIZE:
-                    chunk = bytes(pending[:CHUNK_SIZE])
-                    del pending[:CHUNK_SIZE]
-                    digest.update(chunk)
-                    if held is not None:
-                        yield held
-                    held = chunk
-            rest = bytes(pending)
-            digest.update(rest)
-            if rest and held is not None:
-                yield held
-            last = rest or held
+            async for chunk in _chunks(result.stream(min_chunk_size=CHUNK_SIZE)):
+                # Each chunk is hashed in a worker thread while the next one downloads.
+                if hashed is not None:
+                    await hashed
+                hashed = asyncio.ensure_future(asyncio.to_thread(digest.update, chunk))
+                if held is not None:
+                    yield held
+                held = chunk
+            if hashed is not None:
+                await hashed
             if digest.hexdigest() != sha256:
                 raise BlobDamaged(sha256)
-            if last:
-                yield last
+            if held is not None:
+                yield held
 
     # ─── collect ──────────────────────────────────────────────────────────────
 
@@ -422,6 +418,23 @@ class S3Blobs:
         if keys:
             async with translated(self._bucket):
                 await obstore.delete_async(self._store, keys)
+
+
+async def _chunks(pieces: AsyncIterator[Buffer]) -> AsyncIterator[bytes]:
+    """Cut the client's pieces into chunks of exactly :data:`CHUNK_SIZE`, the last shorter."""
+    pending: list[memoryview] = []
+    held = 0
+    async for piece in pieces:
+        view = memoryview(piece)
+        while held + len(view) >= CHUNK_SIZE:
+            cut = CHUNK_SIZE - held
+            yield b"".join([*pending, view[:cut]])
+            pending, held, view = [], 0, view[cut:]
+        if view:
+            pending.append(view)
+            held += len(view)
+    if held:
+        yield b"".join(pending)
 
 
 def _quote(part: str) -> str:

@@ -206,14 +206,16 @@ async def test_an_agent_s_edit_on_one_replica_is_refused_while_a_check_out_on_th
             "workspace_id": "w1",
             "artifact_id": artifact_id,
             "base_version": 1,
-            "commands": [{"command": "text.insert", "params": {"text": "An agent's line."}}],
-            "summary": "An agent's line",
+            "commands": [{"command": "format.bold", "params": {"value": True}}],
+            "summary": "Bold",
         }
         refused = await client.call_tool("edit_native", edit)
-    assert refused.is_error
+    # The agent is told, as an answer it can act on, who holds the file and that nothing changed.
     assert isinstance(refused.content[0], TextContent)
     said = refused.content[0].text
-    assert "user:eddie" in said, said
+    assert said.startswith(f"Not edited: {artifact_id} is checked out by Eddie"), said
+    versions = await a.get(f"{files(artifact_id)}/versions/2/content", headers=EDDIE)
+    assert versions.status_code == 404
     assert await holder(a, artifact_id) == taken.json()["holder"]
 
 

@@ -83,12 +83,18 @@ async def test_any_replica_answers_any_request_and_races_across_them_have_one_ho
 
 
 async def upload(client: httpx2.AsyncClient, name: str = "contract.docx") -> str:
-    answer = await client.post(
-        "/workspaces/w1/files",
-        params={"name": name},
-        content=build_docx([f"The document {name}."]),
-        headers={**EDDIE, "content-type": DOCX},
-    )
+    """Upload a document as eddie, asking again while the replica says it is busy (503)."""
+    while True:
+        answer = await client.post(
+            "/workspaces/w1/files",
+            params={"name": name},
+            content=build_docx([f"The document {name}."]),
+            headers={**EDDIE, "content-type": DOCX},
+        )
+        if answer.status_code != 503:
+            break
+        assert answer.json()["detail"]["type"] == "service_busy", answer.text
+        await asyncio.sleep(float(answer.headers.get("retry-after", "1")))
     assert answer.status_code == 201, answer.text
     return str(answer.json()["artifact_id"])
 
@@ -321,7 +327,7 @@ async def send(
                 continue
             if answer.status_code != 503:
                 return answer
-            await asyncio.sleep(0.05)
+            await asyncio.sleep(min(float(answer.headers.get("retry-after", "1")), 2.0))
     pytest.fail(f"{method} {path}: no replica answered")
 
 

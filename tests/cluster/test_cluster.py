@@ -16,6 +16,9 @@ import asyncio
 import os
 import re
 from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from typing import Any
 
 import httpx2
 import pytest
@@ -40,16 +43,16 @@ EDITED = build_docx(["A paragraph saved through the other replica."])
 RACES = 50
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def cluster() -> Iterator[Deployment]:
-    """Two replicas and two workers on a fresh PostgreSQL database, for the whole module."""
+    """Two replicas and two workers on a fresh PostgreSQL database."""
     with deployment(need_postgres(), blobs_url=os.environ.get("ARTIFACTR_TEST_BLOBS_URL")) as run:
         yield run
 
 
-@pytest.fixture
-async def replicas(cluster: Deployment) -> AsyncIterator[tuple[httpx2.AsyncClient, ...]]:
-    """A client of each replica: A, then B."""
+@asynccontextmanager
+async def clients(cluster: Deployment) -> AsyncIterator[tuple[httpx2.AsyncClient, ...]]:
+    """Yield a client of each replica: A, then B."""
     async with (
         httpx2.AsyncClient(base_url=cluster.servers[0].url, timeout=60) as a,
         httpx2.AsyncClient(base_url=cluster.servers[1].url, timeout=60) as b,
@@ -57,13 +60,41 @@ async def replicas(cluster: Deployment) -> AsyncIterator[tuple[httpx2.AsyncClien
         yield a, b
 
 
+async def test_any_replica_answers_any_request_and_races_across_them_have_one_holder(
+    cluster: Deployment,
+) -> None:
+    # One test, so that the cluster starts once even when tests are spread over processes.
+    async with clients(cluster) as replicas:
+        await a_check_out_taken_on_one_replica_is_extended_checked_in_and_discarded_on_the_other(
+            replicas
+        )
+        await a_wopi_lock_on_one_replica_holds_for_put_file_refresh_and_unlock_on_the_other(
+            cluster, replicas
+        )
+        await a_webdav_lock_on_one_replica_holds_for_put_and_unlock_on_the_other(replicas)
+        await a_portal_form_posted_to_one_replica_says_its_outcome_on_the_other(replicas)
+        await an_agent_s_edit_on_one_replica_is_refused_while_a_check_out_on_the_other_holds(
+            replicas
+        )
+        await fifty_races_across_replicas_leave_exactly_one_holder_and_name_it_to_the_rest(
+            cluster, replicas
+        )
+        await a_server_and_a_worker_killed_under_traffic_lose_nothing(cluster)
+
+
 async def upload(client: httpx2.AsyncClient, name: str = "contract.docx") -> str:
-    answer = await client.post(
-        "/workspaces/w1/files",
-        params={"name": name},
-        content=build_docx([f"The document {name}."]),
-        headers={**EDDIE, "content-type": DOCX},
-    )
+    """Upload a document as eddie, asking again while the replica says it is busy (503)."""
+    while True:
+        answer = await client.post(
+            "/workspaces/w1/files",
+            params={"name": name},
+            content=build_docx([f"The document {name}."]),
+            headers={**EDDIE, "content-type": DOCX},
+        )
+        if answer.status_code != 503:
+            break
+        assert answer.json()["detail"]["type"] == "service_busy", answer.text
+        await asyncio.sleep(float(answer.headers.get("retry-after", "1")))
     assert answer.status_code == 201, answer.text
     return str(answer.json()["artifact_id"])
 
@@ -87,7 +118,7 @@ async def holder(client: httpx2.AsyncClient, artifact_id: str) -> str | None:
     return None if lease is None else str(lease["holder"])
 
 
-async def test_a_check_out_taken_on_one_replica_is_extended_checked_in_and_discarded_on_the_other(
+async def a_check_out_taken_on_one_replica_is_extended_checked_in_and_discarded_on_the_other(
     replicas: tuple[httpx2.AsyncClient, ...],
 ) -> None:
     a, b = replicas
@@ -112,7 +143,7 @@ async def test_a_check_out_taken_on_one_replica_is_extended_checked_in_and_disca
     assert await holder(b, artifact_id) is None
 
 
-async def test_a_wopi_lock_on_one_replica_holds_for_put_file_refresh_and_unlock_on_the_other(
+async def a_wopi_lock_on_one_replica_holds_for_put_file_refresh_and_unlock_on_the_other(
     cluster: Deployment, replicas: tuple[httpx2.AsyncClient, ...]
 ) -> None:
     a, b = replicas
@@ -151,7 +182,7 @@ async def dav_link(client: httpx2.AsyncClient, artifact_id: str) -> str:
     return found.group(1).replace("&amp;", "&")
 
 
-async def test_a_webdav_lock_on_one_replica_holds_for_put_and_unlock_on_the_other(
+async def a_webdav_lock_on_one_replica_holds_for_put_and_unlock_on_the_other(
     replicas: tuple[httpx2.AsyncClient, ...],
 ) -> None:
     a, b = replicas
@@ -170,7 +201,7 @@ async def test_a_webdav_lock_on_one_replica_holds_for_put_and_unlock_on_the_othe
     assert (await a.get(link)).content == EDITED
 
 
-async def test_a_portal_form_posted_to_one_replica_says_its_outcome_on_the_other(
+async def a_portal_form_posted_to_one_replica_says_its_outcome_on_the_other(
     replicas: tuple[httpx2.AsyncClient, ...],
 ) -> None:
     a, b = replicas
@@ -189,7 +220,7 @@ async def test_a_portal_form_posted_to_one_replica_says_its_outcome_on_the_other
     assert "Checked out version 1" in read.text
 
 
-async def test_an_agent_s_edit_on_one_replica_is_refused_while_a_check_out_on_the_other_holds(
+async def an_agent_s_edit_on_one_replica_is_refused_while_a_check_out_on_the_other_holds(
     replicas: tuple[httpx2.AsyncClient, ...],
 ) -> None:
     a, b = replicas
@@ -206,14 +237,16 @@ async def test_an_agent_s_edit_on_one_replica_is_refused_while_a_check_out_on_th
             "workspace_id": "w1",
             "artifact_id": artifact_id,
             "base_version": 1,
-            "commands": [{"command": "text.insert", "params": {"text": "An agent's line."}}],
-            "summary": "An agent's line",
+            "commands": [{"command": "format.bold", "params": {"value": True}}],
+            "summary": "Bold",
         }
         refused = await client.call_tool("edit_native", edit)
-    assert refused.is_error
+    # The agent is told, as an answer it can act on, who holds the file and that nothing changed.
     assert isinstance(refused.content[0], TextContent)
     said = refused.content[0].text
-    assert "user:eddie" in said, said
+    assert said.startswith(f"Not edited: {artifact_id} is checked out by Eddie"), said
+    versions = await a.get(f"{files(artifact_id)}/versions/2/content", headers=EDDIE)
+    assert versions.status_code == 404
     assert await holder(a, artifact_id) == taken.json()["holder"]
 
 
@@ -236,12 +269,19 @@ async def race(
     return artifact_id, list(answers)
 
 
-async def test_fifty_races_across_replicas_leave_exactly_one_holder_and_name_it_to_the_rest(
+async def fifty_races_across_replicas_leave_exactly_one_holder_and_name_it_to_the_rest(
     cluster: Deployment, replicas: tuple[httpx2.AsyncClient, ...]
 ) -> None:
     a, _ = replicas
-    for n in range(RACES):
-        artifact_id, answers = await race(cluster, replicas, n)
+    # Ten races at a time, each on a file of its own.
+    ran = [
+        outcome
+        for batch in range(0, RACES, 10)
+        for outcome in await asyncio.gather(
+            *(race(cluster, replicas, n) for n in range(batch, batch + 10))
+        )
+    ]
+    for artifact_id, answers in ran:
         won = [answer for answer in answers if answer.status_code == 200]
         assert len(won) == 1, [answer.text for answer in answers]
         lease = await holder(a, artifact_id)
@@ -255,3 +295,142 @@ async def test_fifty_races_across_replicas_leave_exactly_one_holder_and_name_it_
             person = lease.rsplit(":", 1)[1]
             named = answer.text + answer.headers.get("X-WOPI-LockFailureReason", "")
             assert person in named, (lease, named)
+
+
+# ─── the fault run ────────────────────────────────────────────────────────────
+
+CLIENTS = 4
+GONE = (httpx2.TransportError,)
+
+
+@dataclass
+class Traffic:
+    """What the clients saw: each file's applied versions and their bytes, and any bad answer."""
+
+    applied: dict[str, dict[int, bytes]] = field(default_factory=dict[str, dict[int, bytes]])
+    cycles: list[int] = field(default_factory=lambda: [0] * CLIENTS)
+    bad: list[str] = field(default_factory=list[str])
+    moved: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+async def send(
+    urls: list[str], turn: int, method: str, path: str, **options: Any
+) -> httpx2.Response:
+    """Send a request to one replica, and again to the next while one is gone or busy (503)."""
+    async with httpx2.AsyncClient(timeout=120) as client:
+        for attempt in range(400):
+            url = urls[(turn + attempt) % len(urls)]
+            try:
+                answer = await client.request(method, url + path, **options)
+            except GONE:
+                await asyncio.sleep(0.05)
+                continue
+            if answer.status_code != 503:
+                return answer
+            await asyncio.sleep(min(float(answer.headers.get("retry-after", "1")), 2.0))
+    pytest.fail(f"{method} {path}: no replica answered")
+
+
+async def steady(urls: list[str], n: int, traffic: Traffic, stop: asyncio.Event) -> None:
+    """One client's traffic, until ``stop``; whatever ends it is said, so no one waits on it."""
+    try:
+        await cycle_on(urls, n, traffic, stop)
+    except BaseException as error:
+        traffic.bad.append(repr(error))
+        raise
+    finally:
+        traffic.moved.set()
+
+
+async def cycle_on(urls: list[str], n: int, traffic: Traffic, stop: asyncio.Event) -> None:
+    """A file of its own, checked out and in with new bytes, over and over."""
+    first = build_docx([f"Client {n}'s file."])
+    uploaded = await send(
+        urls,
+        n,
+        "POST",
+        "/workspaces/w1/files",
+        params={"name": f"fault-{n}.docx"},
+        content=first,
+        headers={**EDDIE, "content-type": DOCX},
+    )
+    assert uploaded.status_code == 201, uploaded.text
+    artifact_id = str(uploaded.json()["artifact_id"])
+    traffic.applied[artifact_id] = {1: first}
+    cycle = 0
+    while not stop.is_set():
+        cycle += 1
+        taken = await send(
+            urls, n + cycle, "POST", f"{files(artifact_id)}/checkouts", headers=EDDIE
+        )
+        checkout = mine(taken)
+        if checkout is None:
+            traffic.bad.append(f"check-out {taken.status_code} {taken.text}")
+            return
+        data = build_docx([f"Client {n}, cycle {cycle}."])
+        checked_in = await send(
+            urls,
+            n + cycle + 1,
+            "POST",
+            f"{files(artifact_id)}/checkouts/{checkout}/check-in",
+            content=data,
+            headers={**EDDIE, "content-type": DOCX},
+        )
+        if checked_in.status_code != 200 or checked_in.json()["status"] != "applied":
+            traffic.bad.append(f"check-in {checked_in.status_code} {checked_in.text}")
+            return
+        traffic.applied[artifact_id][int(checked_in.json()["version"])] = data
+        traffic.cycles[n] += 1
+        traffic.moved.set()
+
+
+def mine(taken: httpx2.Response) -> str | None:
+    """Return the check-out a check-out's answer gives eddie: its own, or, when a retry after a
+    replica died finds his first try took it, the one the busy answer names."""
+    if taken.status_code == 200:
+        return str(taken.json()["id"])
+    if taken.status_code == 409:
+        holder = str(taken.json()["detail"]["lease"]["holder"])
+        kind, checkout, who = holder.split(":", 2)
+        if (kind, who) == ("checkout", "user:eddie"):
+            return checkout
+    return None
+
+
+async def progress(traffic: Traffic, cycles: int) -> None:
+    """Wait until every client has done ``cycles`` more cycles, or one stopped on a bad answer."""
+    wanted = [done + cycles for done in traffic.cycles]
+    while not traffic.bad and any(
+        done < want for done, want in zip(traffic.cycles, wanted, strict=True)
+    ):
+        traffic.moved.clear()
+        await traffic.moved.wait()
+
+
+async def a_server_and_a_worker_killed_under_traffic_lose_nothing(cluster: Deployment) -> None:
+    urls = [server.url for server in cluster.servers]
+    traffic = Traffic()
+    stop = asyncio.Event()
+    running = [asyncio.ensure_future(steady(urls, n, traffic, stop)) for n in range(CLIENTS)]
+    await progress(traffic, 1)
+    server, worker = cluster.servers[0], cluster.workers[0]
+    server.kill()
+    worker.kill()
+    await progress(traffic, 2)
+    await asyncio.gather(asyncio.to_thread(server.start), asyncio.to_thread(worker.start))
+    await progress(traffic, 2)
+    stop.set()
+    await asyncio.gather(*running)
+    assert traffic.bad == []
+    # Every applied version is there, with the bytes sent, on both replicas; none was lost.
+    async with httpx2.AsyncClient(timeout=60, headers=EDDIE) as client:
+        for artifact_id, versions in traffic.applied.items():
+            assert sorted(versions) == list(range(1, len(versions) + 1))
+            for url in urls:
+                for version, data in versions.items():
+                    got = await client.get(f"{url}{files(artifact_id)}/versions/{version}/content")
+                    assert (got.status_code, got.content) == (200, data), (artifact_id, version)
+                after = await client.get(
+                    f"{url}{files(artifact_id)}/versions/{len(versions) + 1}/content"
+                )
+                assert after.status_code == 404

@@ -85,7 +85,7 @@ def start_job(
     )
     job.start()
     output = ""
-    while "\nWebDAV " not in output or not output.endswith("\n"):
+    while "\nserving documents, workbooks and decks" not in output or not output.endswith("\n"):
         assert job.is_alive(), output
         time.sleep(0.05)
         output += capsys.readouterr().out
@@ -103,6 +103,10 @@ def test_the_served_job_lets_a_reader_read_and_an_editor_check_out_and_in_over_h
     # It stops after the twelve requests below.
     job, output, name, url = start_job(tmp_path, monkeypatch, capsys, 12)
     assert output.startswith("app: FakeApp (ARTIFACTR_FILES_APP=fake)\n")
+    # FakeApp reads documents only, and the lines say the workbook and the deck weren't seeded.
+    assert "budget.xlsx was not seeded: FakeApp reads Word documents (.docx) only" in output
+    assert "briefing.pptx was not seeded: FakeApp reads Word documents (.docx) only" in output
+    assert "serving documents, workbooks and decks (.docx, .xlsx, .pptx)" in output
     # The lines promise what the requests below answer.
     for promise in (
         "'x-user: rita' -o 'contract.docx' $W/versions/1/content  # 200",
@@ -188,6 +192,9 @@ def test_on_libreoffice_the_served_job_says_so_and_serves_real_pages(
     monkeypatch.delenv("WORDCRAFT_CLI", raising=False)
     job, output, _, url = start_job(tmp_path, monkeypatch, capsys, 1)
     assert output.startswith("app: LibreOffice (real pages, run headless)\n")
+    # LibreOffice reads all three kinds: the workbook and the deck are seeded beside it.
+    assert "seeded budget.xlsx at http://127.0.0.1:" in output
+    assert "seeded briefing.pptx at http://127.0.0.1:" in output
     with httpx2.Client(timeout=60) as client:
         page = retry_until_listening(lambda: client.get(f"{url}/versions/1/pages/1", headers=RITA))
     assert page.status_code == 200, page.text

@@ -181,7 +181,12 @@ async def test_an_edit_of_a_kind_agents_may_change_is_applied_as_a_new_version(
 
     run = await world.run([edit, say("Done.")])
 
-    assert str(run.requests[1].returned().content) == f"Done: {doc} is now at version 2."
+    assert str(run.requests[1].returned().content) == (
+        f"Done: {doc} is now at version 2.\n"
+        "What it changes, as the app read the document (1; words [-removed-]{+added+}):\n"
+        '- paragraph 3: "The quick brown fox jumps over the lazy dog." → "The quick brown cat '
+        'jumps over the lazy dog."; words: The quick brown [-fox-]{+cat+} jumps over the lazy dog.'
+    )
     ws = await world.ws()
     now = await ws.get(DirectDocument, doc)
     assert now.version == 2
@@ -204,14 +209,55 @@ async def test_an_agents_edit_of_a_word_document_becomes_a_proposal(world: World
 
     answer = str(run.requests[1].returned().content)
     [proposal] = await proposals(world)
-    assert answer == (
+    assert answer.startswith(
         f"Proposed as {proposal.id}. A person will review it; you will be told whether it was "
-        "accepted."
+        "accepted.\nWhat it changes, as the app read the document (1; "
     )
+    assert answer.endswith("words: The quick brown [-fox-]{+cat+} jumps over the lazy dog.")
     assert proposal.artifact_id == doc
     assert proposal.change.summary == "A cat now."
     assert (await head(world, doc)).version == 1
     assert run.tool_returns() == [("edit_native", "ok")]
+
+
+async def test_a_word_edits_answer_tells_each_paragraph_heading_comment_and_style_it_changed(
+    world: World,
+) -> None:
+    doc = await world.upload()
+    batch = [
+        {"command": "select.text", "params": {"text": "Sales rose"}},
+        {"command": "review.newComment", "params": {"text": "Which year?"}},
+        {"command": "select.text", "params": {"text": "Details"}},
+        {"command": "para.style", "params": {"style": "Heading 1"}},
+        {"command": "caret.docEnd"},
+        {"command": "text.insert", "params": {"text": "\rA new closing line."}},
+        {"command": "edit.replaceAll", "params": {"text": "lazy dog", "with": "sleepy hound"}},
+    ]
+    edit = call("edit_native", artifact_id=doc, base_version=1, commands=batch, summary="More.")
+
+    run = await world.run([edit, say("Proposed.")])
+
+    [proposal] = await proposals(world)
+    lines = str(run.requests[1].returned().content).splitlines()
+    assert lines[0] == (
+        f"Proposed as {proposal.id}. A person will review it; you will be told whether it was "
+        "accepted."
+    )
+    assert (
+        lines[1] == "What it changes, as the app read the document (6; words [-removed-]{+added+}):"
+    )
+    assert lines[2] == (
+        '- paragraph 3: "The quick brown fox jumps over the lazy dog." → "The quick brown fox '
+        'jumps over the sleepy hound."; words: …jumps over the [-lazy-]{+sleepy+} '
+        "[-dog-]{+hound+}."
+    )
+    assert lines[3] == '- paragraph 6 added: "A new closing line."'
+    assert lines[4:6] == [
+        '- heading removed: "Details" (level 2)',
+        '- heading added: "Details" (level 1)',
+    ]
+    assert re.fullmatch(r'- comment \S+ added: "Which year\?" on "Sales rose" by .+', lines[6])
+    assert lines[7] == '- style set: "Heading 1"'
 
 
 async def test_a_batch_that_changes_nothing_is_told_unchanged(world: World) -> None:

@@ -10,7 +10,9 @@ import base64
 import re
 from datetime import timedelta
 
-from artifactr import Workspaces
+import pytest
+from artifactr import UserActor, Workspaces
+from artifactr.core import ExternalAgentActor, Forbidden, RespondToProposal
 from mcp.types import ImageContent, TextContent
 
 from artifactr.files import AppCommand, WordDocument
@@ -157,13 +159,56 @@ async def test_an_edit_becomes_a_proposal_by_the_external_agent(server: Server) 
     assert not result.is_error
     [proposal] = await (await server.ws()).proposals()
     assert text(result) == (
-        f"Proposed as {proposal.id}. A person will review it; you will be told whether it was "
-        "accepted."
+        f"Proposed as {proposal.id}. A person will review it: someone who may change the file "
+        "decides. You will not be told the decision, as an MCP client has no thread: read "
+        f"{doc} again later (read_native or read_artifact); its version moves past 1 when a "
+        "proposal is accepted.\n"
+        "What it changes, as the app read the document (1; words [-removed-]{+added+}):\n"
+        '- paragraph 3: "The quick brown fox jumps over the lazy dog." → "The quick brown cat '
+        'jumps over the lazy dog."; words: The quick brown [-fox-]{+cat+} jumps over the lazy dog.'
     )
     assert proposal.artifact_id == doc
     assert proposal.proposed_by == CLAUDE
     assert proposal.change.summary == "A cat now."
     assert (await (await server.ws()).get(WordDocument, doc)).version == 1
+
+
+async def test_a_clients_proposal_for_a_person_is_decided_by_someone_else_and_says_so(
+    server: Server,
+) -> None:
+    doc = await server.upload()
+    erin = UserActor(id="erin", name="Erin")
+    server.serve(server.workspaces, client=ExternalAgentActor(client_id="mcp", on_behalf_of=erin))
+    batch = [
+        {"command": "select.text", "params": {"text": "Sales rose"}},
+        {"command": "review.newComment", "params": {"text": "Which year?"}},
+        {"command": "edit.replaceAll", "params": {"text": "north", "with": "east"}},
+    ]
+
+    async with server.client() as client:
+        result = await call(client, "edit_native", **edit(doc, commands=batch))
+
+    [proposal] = await (await server.ws()).proposals()
+    lines = text(result).splitlines()
+    assert lines[0] == (
+        f"Proposed as {proposal.id}. A person will review it: someone other than Erin decides, "
+        "as what you propose for them is theirs and no one decides their own proposal. You will "
+        f"not be told the decision, as an MCP client has no thread: read {doc} again later "
+        "(read_native or read_artifact); its version moves past 1 when a proposal is accepted."
+    )
+    assert lines[2] == (
+        '- paragraph 5: "Sales rose in the north and fell in the south." → "Sales rose in the '
+        'east and fell in the south."; words: Sales rose in the [-north-]{+east+} and fell in the '
+        "south."
+    )
+    assert lines[3].startswith("- comment ")
+    assert lines[3].endswith('added: "Which year?" on "Sales rose" by Claude Desktop')
+    # As the answer says: Erin may not decide her assistant's proposal; Alice may.
+    accept = RespondToProposal(proposal_id=proposal.id, decision="accept")
+    with pytest.raises(Forbidden):
+        await (await server.ws(erin)).commit(accept)
+    await (await server.ws()).commit(accept)
+    assert (await (await server.ws()).get(WordDocument, doc)).version == 2
 
 
 async def test_a_batch_that_changes_nothing_is_told_unchanged(server: Server) -> None:

@@ -22,7 +22,7 @@ MAX_COMMANDS: Final = 10
 """How many of the app's commands ``find_commands`` lists."""
 
 MAX_CHANGES_TOLD: Final = 50
-"""How many of a workbook's or a deck's changes ``edit_native``'s answer lists."""
+"""How many of an edit's changes (cells, slides, paragraphs) ``edit_native``'s answer lists."""
 
 NATIVE_FILE: Final = "a Word document, an Excel workbook or a PowerPoint deck"
 """What a native file is, as a parameter's description names it."""
@@ -110,10 +110,13 @@ EDIT_NATIVE: Final = ToolWording(
     "file's version now. If the app refuses a command, the batch changes nothing. Your edit\n"
     "may become a proposal for a person to review. If a person has the file checked out,\n"
     "you are told who and until when, and nothing is changed.\n"
-    "A workbook is recalculated as it is saved. For a workbook or a deck, the answer lists what\n"
-    "the edit changed, as the app computed it: each cell's value before and after, such as\n"
+    "A workbook is recalculated as it is saved. The answer lists what the edit changed, as the\n"
+    "app read it: a workbook's cells before and after, such as\n"
     "`Budget!B4: 1500 (=SUM(B2:B3)) → 1650 (=SUM(B2:B3))`, and each sheet or slide added,\n"
-    "removed, moved or changed.",
+    "removed, moved or changed; a Word document's paragraphs by number, before and after with\n"
+    "the words marked, such as\n"
+    '`paragraph 3: "Fee: 100" → "Fee: 120"; words: Fee: [-100-]{+120+}`, and each table cell,\n'
+    "heading, comment, tracked change and style set.",
     {
         "artifact_id": f"The native file ({NATIVE_FILE}) to edit.",
         "base_version": "The version you read, which the batch is based on.",
@@ -188,6 +191,34 @@ def checked_out(artifact_id: str, who: str, until: str) -> str:
         "retry now, and don't propose this change, which would be stale when they check it in. "
         "Plan again once it is checked in: read it then, and base your edit on that version. "
         "Tell the person what you meant to change."
+    )
+
+
+def proposed_over_mcp(
+    proposal_id: str, artifact_id: str, version: int, acts_for: str | None
+) -> str:
+    """Return what an MCP client is told of its proposal, in place of artifactr's words.
+
+    An MCP client has no thread to be told the decision in, so it is told how to learn it; and
+    who decides: artifactr refuses a proposal's author, looking through the person a client acts
+    for, so that person cannot accept it.
+
+    Args:
+        proposal_id: The proposal.
+        artifact_id: The file it would change.
+        version: The version it was based on.
+        acts_for: The person the client acts for, by name; None for a client acting for no one.
+    """
+    who = (
+        f"someone other than {acts_for} decides, as what you propose for them is theirs and no "
+        "one decides their own proposal"
+        if acts_for is not None
+        else "someone who may change the file decides"
+    )
+    return (
+        f"Proposed as {proposal_id}. A person will review it: {who}. You will not be told the "
+        f"decision, as an MCP client has no thread: read {artifact_id} again later (read_native "
+        f"or read_artifact); its version moves past {version} when a proposal is accepted."
     )
 
 
@@ -324,6 +355,30 @@ def kind_changes(told: str, lines: Sequence[str], total: int, *, cut: bool) -> s
     rest = f"\n…and {more} more." if more > 0 else ""
     bound = "\nThere are more: the list was cut at its bound." if cut else ""
     return f"{told}\nWhat it changes, as the app computed it ({total}):{listed}{rest}{bound}"
+
+
+def word_changes(told: str, lines: Sequence[str], total: int, *, cut: bool) -> str:
+    """Return an edit's answer with what it changed in a Word document's own terms.
+
+    Args:
+        told: The outcome, as the model is told it.
+        lines: The changes listed, at most :data:`MAX_CHANGES_TOLD`, one a line.
+        total: How many changes were found.
+        cut: Whether the text's diff was cut at its bound, so there may be more.
+    """
+    if not total:
+        return (
+            f"{told}\nIt changes no paragraph's text, no heading, no comment and no tracked "
+            "change: its change is formatting the text does not show (bold or italic, say)."
+        )
+    more = total - len(lines)
+    listed = "".join(f"\n- {line}" for line in lines)
+    rest = f"\n…and {more} more." if more > 0 else ""
+    bound = "\nThere are more: the text's diff was cut at its bound." if cut else ""
+    return (
+        f"{told}\nWhat it changes, as the app read the document ({total}; words "
+        f"[-removed-]{{+added+}}):{listed}{rest}{bound}"
+    )
 
 
 def page_caption(heading: str, page: int, pages: int | None) -> str:

@@ -157,12 +157,20 @@ async def test_the_apps_commands_are_found_ten_at_most_with_their_parameters(wor
     assert len(listed) == 10
     assert every.startswith("Commands matching '': 13.\n")
     assert every.endswith("3 more match: narrow the query to see them.")
-    assert listed[0].startswith('- select.text {"text": string, "occurrence"?: n}: Select text')
-    assert listed[0].endswith("(does not change the file)")
+    assert every.splitlines()[1:4] == [
+        "- select.text: Select text: the nth match (from 1), case-sensitive, within one "
+        "paragraph (does not change the file)",
+        "    text: string, required",
+        "    occurrence: n, optional",
+    ]
+    assert (
+        "- caret.docEnd: Move the caret to the document's end (does not change the file) "
+        "(no parameters)"
+    ) in listed
     assert comment == (
         "Commands matching 'COMMENT': 1.\n"
-        '- review.newComment {"text": string}: New comment on the selection, or the word at '
-        "the caret"
+        "- review.newComment: New comment on the selection, or the word at the caret\n"
+        "    text: string, required"
     )
     assert none == "No command matches 'no such thing': try another word, or an empty query."
     assert run.tool_returns() == [("find_commands", "ok")] * 3

@@ -26,8 +26,9 @@ from pydantic_ai import Agent, ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from artifactr.files import WordDocument
 from artifactr.files.mcp import add_native_file_tools
-from tests.agent.conftest import Note
+from tests.agent.conftest import DirectDocument, Note
 from tests.world import DEADLINE, World, world_on
 
 CLAUDE = ExternalAgentActor(client_id="claude-desktop", name="Claude Desktop")
@@ -123,6 +124,7 @@ async def server(engine: AsyncEngine) -> AsyncIterator[Server]:
 
     usual = await world_on(
         engine,
+        types=(WordDocument, DirectDocument),
         kinds=(Note,),
         hidden=hides,
         hidden_refresh=timedelta(0),

@@ -26,9 +26,11 @@ from artifactr.files.agent.wording import (
     WORKSPACE_ID,
 )
 from artifactr.files.core.clock import rfc3339
-from tests.agent.conftest import BOB, RFC3339_Z
+from artifactr.files.native import NativeFiles
+from tests.agent.conftest import BOB, RFC3339_Z, DirectDocument
 from tests.documents import build_docx
 from tests.mcp.conftest import CLAUDE, Server, call, refusal, text
+from tests.world import chunks
 
 NATIVE_TOOLS = ["read_native", "read_review", "find_commands", "edit_native", "view_page"]
 REPLACE = [{"command": "edit.replaceAll", "params": {"text": "fox", "with": "cat"}}]
@@ -142,8 +144,8 @@ async def test_the_apps_commands_are_found_ten_at_most(server: Server) -> None:
     assert every.endswith("3 more match: narrow the query to see them.")
     assert comment == (
         "Commands matching 'COMMENT': 1.\n"
-        '- review.newComment {"text": string}: New comment on the selection, or the word at '
-        "the caret"
+        "- review.newComment: New comment on the selection, or the word at the caret\n"
+        "    text: string, required"
     )
 
 
@@ -173,12 +175,35 @@ async def test_an_edit_becomes_a_proposal_by_the_external_agent(server: Server) 
     assert (await (await server.ws()).get(WordDocument, doc)).version == 1
 
 
+async def test_an_edit_of_a_kind_agents_may_change_is_told_done_with_its_changes(
+    server: Server,
+) -> None:
+    files = NativeFiles(
+        blobs=server.blobs,
+        app=server.app,
+        leases=server.leases,
+        checkouts=server.checkouts,
+        types=(DirectDocument,),
+    )
+    uploaded = await files.upload(await server.ws(), "direct.docx", chunks(build_docx()))
+    doc = uploaded.artifact_id
+
+    async with server.client() as client:
+        result = await call(client, "edit_native", **edit(doc))
+
+    assert text(result).splitlines()[:2] == [
+        f"Done: {doc} is now at version 2.",
+        "What it changes, as the app read the document (1; words [-removed-]{+added+}):",
+    ]
+
+
 async def test_a_clients_proposal_for_a_person_is_decided_by_someone_else_and_says_so(
     server: Server,
 ) -> None:
     doc = await server.upload()
     erin = UserActor(id="erin", name="Erin")
-    server.serve(server.workspaces, client=ExternalAgentActor(client_id="mcp", on_behalf_of=erin))
+    assistant = ExternalAgentActor(client_id="mcp", name="Erin's assistant", on_behalf_of=erin)
+    server.serve(server.workspaces, client=assistant)
     batch = [
         {"command": "select.text", "params": {"text": "Sales rose"}},
         {"command": "review.newComment", "params": {"text": "Which year?"}},
@@ -202,7 +227,7 @@ async def test_a_clients_proposal_for_a_person_is_decided_by_someone_else_and_sa
         "south."
     )
     assert lines[3].startswith("- comment ")
-    assert lines[3].endswith('added: "Which year?" on "Sales rose" by Claude Desktop')
+    assert lines[3].endswith('added: "Which year?" on "Sales rose" by Erin\'s assistant')
     # As the answer says: Erin may not decide her assistant's proposal; Alice may.
     accept = RespondToProposal(proposal_id=proposal.id, decision="accept")
     with pytest.raises(Forbidden):

@@ -84,7 +84,7 @@ async def test_an_external_agent_reads_a_workbook_and_proposes_edits_to_it_and_a
     assert "3\tFood\t300\n4\tTotal\t1500 (=SUM(B2:B3))" in cells
     assert '"anchor": "Budget!A2"' in review
     assert '"text": "Due on the first"' in review
-    assert found.splitlines()[1].startswith("- cell.set {")
+    assert found.splitlines()[1] == "- cell.set: Workbook: set a cell's value or formula"
     # Each edit is the external agent's proposal; the workbook's answer gives the new values.
     book_proposal, deck_proposal = await (await office.ws()).proposals()
     assert not book_edit.is_error

@@ -24,7 +24,7 @@ import re
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, cast
 
 from artifactr.core import Applied, Artifact, NotFound, Proposed
 from artifactr.workspace import Workspace
@@ -193,16 +193,89 @@ def rank_commands(specs: Sequence[CommandSpec], query: str) -> list[CommandSpec]
 async def find_commands(files: NativeFiles, query: str) -> str:
     """Return the app's commands that match a query's words, :data:`~wording.MAX_COMMANDS` at most.
 
+    Each is listed with a compact line a parameter (name, type, allowed values, whether it is
+    required); a query that is one command's id gives that command's full JSON schema too.
+
     Raises:
         CallFailed: If the app could not list them.
     """
     with _app_failures("list its commands"):
         found = rank_commands(await files.app.commands(), query)
+    shown = found[: wording.MAX_COMMANDS]
+    schemas = {spec.id: schema for spec in shown if (schema := _schema(spec.params)) is not None}
     lines = [
-        wording.command_line(spec.id, spec.params, spec.label, mutates=spec.mutates)
-        for spec in found[: wording.MAX_COMMANDS]
+        wording.command_line(spec.id, compact_params(spec.params), spec.label, mutates=spec.mutates)
+        for spec in shown
     ]
-    return wording.commands_found(query, lines, len(found))
+    named = next((spec.id for spec in shown if spec.id.lower() == query.strip().lower()), None)
+    return wording.commands_found(
+        query,
+        lines,
+        len(found),
+        schema=None if named is None else (named, schemas.get(named)),
+        schemas=bool(schemas),
+    )
+
+
+_HINT: Final = re.compile(r'"(\w+)"(\?)?\s*:\s*([\w\[\]|]+)')
+"""A parameter in an app's hint string: ``"text": string`` or ``"occurrence"?: n``."""
+
+
+def _schema(params: str) -> dict[str, Any] | None:
+    """Return a command's parameters as a JSON schema, or None if the app gives a hint."""
+    try:
+        schema = json.loads(params)
+    except ValueError:
+        return None
+    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+        return None
+    return cast(dict[str, Any], schema)
+
+
+def compact_params(params: str) -> list[str]:
+    """Return a command's parameters a line each: ``name: type, allowed values, required``.
+
+    ``params`` is the catalog's: a JSON schema, or a hint string (``{"text": string}``); a hint
+    of another shape is kept as it is.
+    """
+    schema = _schema(params)
+    if schema is None:
+        hinted = [
+            f"{name}: {kind}, " + ("optional" if optional else "required")
+            for name, optional, kind in _HINT.findall(params)
+        ]
+        return hinted or ([params] if params else [])
+    properties = cast(dict[str, dict[str, Any]], schema["properties"])
+    required = set(cast(list[str], schema.get("required", [])))
+    choices = cast(list[dict[str, list[str]]], schema.get("oneOf", []))
+    one_of = [name for choice in choices for name in choice["required"]]
+    lines: list[str] = []
+    for name, field in properties.items():
+        shown = [_type_of(field)]
+        if "enum" in field:
+            shown.append("one of " + ", ".join(str(value) for value in field["enum"]))
+        others = [other for other in one_of if other != name]
+        if name in required:
+            shown.append("required")
+        elif name in one_of:
+            shown.append("required unless " + " or ".join(others) + " is given")
+        else:
+            shown.append("optional")
+        lines.append(f"{name}: " + ", ".join(shown))
+    return lines
+
+
+def _type_of(field: dict[str, Any]) -> str:
+    kind = field.get("type", "any")
+    kinds = [str(one) for one in kind] if isinstance(kind, list) else [str(kind)]
+    shown = "|".join(kinds)
+    if kinds == ["array"]:
+        return f"[{_type_of(cast(dict[str, Any], field.get('items', {})))}]"
+    if kinds == ["string"] and field.get("minLength"):
+        return "text (not empty)"
+    if kinds == ["integer"] and "minimum" in field:
+        return f"integer from {field['minimum']}"
+    return shown
 
 
 async def edit_native(

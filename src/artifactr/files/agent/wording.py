@@ -6,6 +6,7 @@ The toolset and the MCP tools take from here each tool's name, description and p
 only.
 """
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -91,7 +92,9 @@ FIND_COMMANDS: Final = ToolWording(
     "find_commands",
     "Find the app's commands by the words of their id or description, ten at most.\n\n"
     "The commands that match the most of your words, in any order, come first. Each is\n"
-    'listed with its parameters, which `edit_native` takes as `{"command": id, "params": {...}}`.\n'
+    "listed with a line a parameter (its name, type, allowed values, and whether it is\n"
+    'required), which `edit_native` takes as `{"command": id, "params": {...}}`; a query\n'
+    "of one command's id alone gives its full JSON schema too.\n"
     "A batch takes the commands of its file's format only. Where the app edits workbooks and\n"
     "decks too, a workbook's commands are labelled `Workbook:` (cells, ranges, rows, columns,\n"
     "sheets, formulas) and a deck's `Deck:` (slides, their titles, text and notes): put\n"
@@ -320,20 +323,42 @@ def review_page(
     )
 
 
-def commands_found(query: str, lines: Sequence[str], found: int) -> str:
-    """Return the commands found for a query: at most :data:`MAX_COMMANDS` lines of ``found``."""
+def commands_found(
+    query: str,
+    lines: Sequence[str],
+    found: int,
+    *,
+    schema: tuple[str, object] | None = None,
+    schemas: bool = False,
+) -> str:
+    """Return the commands found for a query: at most :data:`MAX_COMMANDS` of ``found``.
+
+    Args:
+        query: The query.
+        lines: The commands listed, each as :func:`command_line` gives it.
+        found: How many match.
+        schema: The one command the query names by its id, and its parameters' JSON schema
+            (None if the app gives none).
+        schemas: Whether the app gives the listed commands' JSON schemas, to ask for.
+    """
     if not found:
         return f"No command matches {query!r}: try another word, or an empty query."
     more = found - len(lines)
     rest = f"\n{more} more match: narrow the query to see them." if more > 0 else ""
+    if schema is not None and schema[1] is not None:
+        command, full = schema
+        rest += f"\n{command}'s parameters as a JSON schema: {json.dumps(full)}"
+    elif schema is None and schemas:
+        rest += "\nAsk for one command by its id alone to see its parameters' JSON schema."
     return f"Commands matching {query!r}: {found}.\n" + "\n".join(lines) + rest
 
 
-def command_line(command: str, params: str, label: str, *, mutates: bool) -> str:
-    """Return one command as ``find_commands`` lists it."""
-    return f"- {command} {params or '(no parameters)'}: {label}" + (
-        "" if mutates else " (does not change the file)"
-    )
+def command_line(command: str, params: Sequence[str], label: str, *, mutates: bool) -> str:
+    """Return one command as ``find_commands`` lists it: its label, then a line a parameter."""
+    head = f"- {command}: {label}" + ("" if mutates else " (does not change the file)")
+    if not params:
+        return head + " (no parameters)"
+    return head + "".join(f"\n    {param}" for param in params)
 
 
 def kind_changes(told: str, lines: Sequence[str], total: int, *, cut: bool) -> str:

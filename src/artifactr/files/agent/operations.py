@@ -224,12 +224,13 @@ _HINT: Final = re.compile(r'"(\w+)"(\?)?\s*:\s*([\w\[\]|]+)')
 def _schema(params: str) -> dict[str, Any] | None:
     """Return a command's parameters as a JSON schema, or None if the app gives a hint."""
     try:
-        schema = json.loads(params)
+        schema: object = json.loads(params)
     except ValueError:
         return None
-    if not isinstance(schema, dict) or not isinstance(schema.get("properties"), dict):
+    if not isinstance(schema, dict):
         return None
-    return cast(dict[str, Any], schema)
+    found = cast(dict[str, Any], schema)
+    return found if isinstance(found.get("properties"), dict) else None
 
 
 def compact_params(params: str) -> list[str]:
@@ -266,8 +267,10 @@ def compact_params(params: str) -> list[str]:
 
 
 def _type_of(field: dict[str, Any]) -> str:
-    kind = field.get("type", "any")
-    kinds = [str(one) for one in kind] if isinstance(kind, list) else [str(kind)]
+    kind: object = field.get("type", "any")
+    kinds = (
+        [str(one) for one in cast(list[object], kind)] if isinstance(kind, list) else [str(kind)]
+    )
     shown = "|".join(kinds)
     if kinds == ["array"]:
         return f"[{_type_of(cast(dict[str, Any], field.get('items', {})))}]"

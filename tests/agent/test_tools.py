@@ -87,6 +87,12 @@ async def test_a_long_text_is_read_in_pages_of_eight_thousand_characters(world: 
 
     answers = [str(r.returned().content) for r in run.requests[1:]]
     assert answers[0].startswith(f"{doc} (word_document, v1) 'report.docx': characters 0 to 8000")
+    # The first page names the styles a command's `style` takes; the others don't.
+    assert answers[0].splitlines()[1] == (
+        "Paragraph styles: Normal, Title, Heading 1, Heading 2, Heading 3. Character styles: "
+        "(none)."
+    )
+    assert "styles" not in answers[1]
     assert answers[0].endswith("The text goes on: read on with start=8000.")
     assert f"characters 8000 to 16000 of {len(text)}." in answers[1]
     assert answers[2].endswith("That is the end of the text.")

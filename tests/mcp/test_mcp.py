@@ -236,6 +236,29 @@ async def test_a_clients_proposal_for_a_person_is_decided_by_someone_else_and_sa
     assert (await (await server.ws()).get(WordDocument, doc)).version == 2
 
 
+async def test_a_client_reads_the_styles_then_a_misnamed_one_is_refused_with_the_nearest(
+    server: Server,
+) -> None:
+    doc = await server.upload()
+    misnamed = [
+        {"command": "select.text", "params": {"text": "Details"}},
+        {"command": "para.style", "params": {"style": "Heading Two"}},
+    ]
+
+    async with server.client() as client:
+        read = text(await call(client, "read_native", artifact_id=doc))
+        refused = await call(client, "edit_native", **edit(doc, commands=misnamed))
+
+    assert read.splitlines()[1] == (
+        "Paragraph styles: Normal, Title, Heading 1, Heading 2, Heading 3. Character styles: "
+        "(none)."
+    )
+    assert refusal(refused).endswith(
+        "no style `Heading Two`; the nearest: Heading 3, Heading 2, Heading 1; the document's: "
+        "Normal, Title, Heading 1, Heading 2, Heading 3"
+    )
+
+
 async def test_a_batch_that_changes_nothing_is_told_unchanged(server: Server) -> None:
     doc = await server.upload()
     select = [{"command": "select.text", "params": {"text": "fox"}}]

@@ -128,7 +128,9 @@ async def read_native(
         raise WrongArguments(wording.READ_NATIVE.name, problems)
     await follow(artifact_id)
     end = min(start + wording.READ_CHARS, len(text))
-    return wording.text_page(head.title, start, end, len(text), text[start:end])
+    styles = head.data.styles
+    named = None if styles is None or start else wording.styles(styles.paragraph, styles.character)
+    return wording.text_page(head.title, start, end, len(text), text[start:end], styles=named)
 
 
 async def read_review(

@@ -61,7 +61,8 @@ READ_NATIVE: Final = ToolWording(
     "read_native",
     f"Read a native file's text, {READ_CHARS:,} characters a call, as the app reads it.\n\n"
     "A Word document's text is the body's words, one line a paragraph, without formatting or\n"
-    "pictures. A workbook's is each sheet, `# Sheet: Budget (A1:B4)`, then a line a row: the\n"
+    "pictures; the first call names its paragraph and character styles, which a command's\n"
+    "`style` takes. A workbook's is each sheet, `# Sheet: Budget (A1:B4)`, then a line a row: the\n"
     "row's number, then its cells from column A, tab-separated, each as its computed value,\n"
     "with the formula after the value where the cell has one: `1500 (=SUM(B2:B3))`.\n"
     "A deck's is each slide, `# Slide 2: Its title`, then its text and tables (rows of\n"
@@ -297,14 +298,25 @@ def title(artifact_id: str, kind: str, version: int, name: str) -> str:
     return f"{artifact_id} ({kind}, v{version}) {name!r}"
 
 
-def text_page(heading: str, start: int, end: int, total: int, text: str) -> str:
-    """Return a page of a file's text, saying where to read on."""
+def text_page(
+    heading: str, start: int, end: int, total: int, text: str, *, styles: str | None = None
+) -> str:
+    """Return a page of a file's text, saying where to read on; the first names the styles."""
     onward = (
         f"The text goes on: read on with start={end}."
         if end < total
         else "That is the end of the text."
     )
-    return f"{heading}: characters {start} to {end} of {total}.\n\n{text}\n\n{onward}"
+    named = "" if styles is None else f"\n{styles}"
+    return f"{heading}: characters {start} to {end} of {total}.{named}\n\n{text}\n\n{onward}"
+
+
+def styles(paragraph: Sequence[str], character: Sequence[str]) -> str:
+    """Return the line that names a Word document's styles, for a command's ``style``."""
+    return (
+        f"Paragraph styles: {', '.join(paragraph) or '(none)'}. Character styles: "
+        f"{', '.join(character) or '(none)'}."
+    )
 
 
 def review_page(

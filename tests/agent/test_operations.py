@@ -1,10 +1,12 @@
 """``find_commands``: a query's words, in any order, find the command, the best match first."""
 
+import json
+
 import pytest
 from artifactr.core import Proposed
 
 from artifactr.files import Spreadsheet
-from artifactr.files.agent.operations import Edited, find_commands, rank_commands
+from artifactr.files.agent.operations import Edited, compact_params, find_commands, rank_commands
 from artifactr.files.apps.fake import FakeApp
 from artifactr.files.apps.libreoffice._app import CATALOGS
 from artifactr.files.apps.libreoffice._catalog import CATALOG
@@ -63,7 +65,64 @@ async def test_an_empty_query_or_one_of_stop_words_alone_lists_or_matches_as_it_
 async def test_find_commands_answers_with_the_ranked_commands() -> None:
     files = world_in_memory().files
     answer = await find_commands(files, "add a paragraph")
-    assert answer.startswith("Commands matching 'add a paragraph': 4.\n- text.newParagraph ")
+    assert answer.startswith("Commands matching 'add a paragraph': 4.\n- text.newParagraph: ")
+    # FakeApp gives hints, not schemas: asked by its id, a command shows its hint alone.
+    hinted = await find_commands(files, "para.style")
+    assert hinted.splitlines()[1:3] == [
+        "- para.style: Paragraph style, by name or id (Heading 1 or Heading1)",
+        "    style: string, required",
+    ]
+    assert "JSON schema" not in hinted
+
+
+def test_each_parameter_is_a_compact_line_of_its_name_type_values_and_whether_required() -> None:
+    by_id = {spec.id: spec for spec in EVERY_FORMAT}
+    assert compact_params(by_id["slide.insert"].params) == [
+        "position: integer from 1, optional",
+        "layout: text (not empty), one of title, title-content, two-content, title-only, blank, "
+        "optional",
+        "title: string, optional",
+    ]
+    assert compact_params(by_id["paragraph.delete"].params) == [
+        "paragraph: text (not empty), required unless heading is given",
+        "heading: text (not empty), required unless paragraph is given",
+        "occurrence: integer from 1, optional",
+    ]
+    assert compact_params(by_id["table.insertRow"].params)[-1] == "cells: [string], optional"
+    assert compact_params(by_id["range.write"].params)[-1] == (
+        "rows: [[string|number|boolean|null]], required"
+    )
+    assert compact_params(by_id["comment.delete"].params) == ["id: string|integer, required"]
+    assert compact_params(by_id["changes.acceptAll"].params) == []
+    # A hint string is read as such; one of another shape is kept; nothing is nothing.
+    assert compact_params('{"text": string, "n"?: n}') == [
+        "text: string, required",
+        "n: n, optional",
+    ]
+    assert compact_params("text to find") == ["text to find"]
+    assert compact_params('["a list"]') == ['["a list"]']
+    assert compact_params("") == []
+    assert compact_params('{"properties": {"x": {}}}') == ["x: any, optional"]
+
+
+async def test_a_command_asked_by_its_id_alone_shows_its_full_json_schema() -> None:
+    files = world_in_memory(app=Catalogued()).files
+    listed = await find_commands(files, "deck slide")
+    assert listed.endswith(
+        "\nAsk for one command by its id alone to see its parameters' JSON schema."
+    )
+    assert "{" not in listed
+    one = await find_commands(files, " Slide.Insert ")
+    schema = one.splitlines()[-1]
+    assert schema.startswith("slide.insert's parameters as a JSON schema: {")
+    assert json.loads(schema.split(": ", 1)[1])["properties"]["layout"]["enum"][0] == "title"
+
+
+class Catalogued(FakeApp):
+    """FakeApp, its catalog LibreOffice's three: commands with JSON schemas."""
+
+    async def commands(self, query: str = "") -> list[CommandSpec]:
+        return EVERY_FORMAT
 
 
 @pytest.mark.parametrize(

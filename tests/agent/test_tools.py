@@ -87,6 +87,12 @@ async def test_a_long_text_is_read_in_pages_of_eight_thousand_characters(world: 
 
     answers = [str(r.returned().content) for r in run.requests[1:]]
     assert answers[0].startswith(f"{doc} (word_document, v1) 'report.docx': characters 0 to 8000")
+    # The first page names the styles a command's `style` takes; the others don't.
+    assert answers[0].splitlines()[1] == (
+        "Paragraph styles: Normal, Title, Heading 1, Heading 2, Heading 3. Character styles: "
+        "(none)."
+    )
+    assert "styles" not in answers[1]
     assert answers[0].endswith("The text goes on: read on with start=8000.")
     assert f"characters 8000 to 16000 of {len(text)}." in answers[1]
     assert answers[2].endswith("That is the end of the text.")
@@ -157,12 +163,20 @@ async def test_the_apps_commands_are_found_ten_at_most_with_their_parameters(wor
     assert len(listed) == 10
     assert every.startswith("Commands matching '': 13.\n")
     assert every.endswith("3 more match: narrow the query to see them.")
-    assert listed[0].startswith('- select.text {"text": string, "occurrence"?: n}: Select text')
-    assert listed[0].endswith("(does not change the file)")
+    assert every.splitlines()[1:4] == [
+        "- select.text: Select text: the nth match (from 1), case-sensitive, within one "
+        "paragraph (does not change the file)",
+        "    text: string, required",
+        "    occurrence: n, optional",
+    ]
+    assert (
+        "- caret.docEnd: Move the caret to the document's end (does not change the file) "
+        "(no parameters)"
+    ) in listed
     assert comment == (
         "Commands matching 'COMMENT': 1.\n"
-        '- review.newComment {"text": string}: New comment on the selection, or the word at '
-        "the caret"
+        "- review.newComment: New comment on the selection, or the word at the caret\n"
+        "    text: string, required"
     )
     assert none == "No command matches 'no such thing': try another word, or an empty query."
     assert run.tool_returns() == [("find_commands", "ok")] * 3
@@ -181,7 +195,12 @@ async def test_an_edit_of_a_kind_agents_may_change_is_applied_as_a_new_version(
 
     run = await world.run([edit, say("Done.")])
 
-    assert str(run.requests[1].returned().content) == f"Done: {doc} is now at version 2."
+    assert str(run.requests[1].returned().content) == (
+        f"Done: {doc} is now at version 2.\n"
+        "What it changes, as the app read the document (1; words [-removed-]{+added+}):\n"
+        '- paragraph 3: "The quick brown fox jumps over the lazy dog." → "The quick brown cat '
+        'jumps over the lazy dog."; words: The quick brown [-fox-]{+cat+} jumps over the lazy dog.'
+    )
     ws = await world.ws()
     now = await ws.get(DirectDocument, doc)
     assert now.version == 2
@@ -204,14 +223,55 @@ async def test_an_agents_edit_of_a_word_document_becomes_a_proposal(world: World
 
     answer = str(run.requests[1].returned().content)
     [proposal] = await proposals(world)
-    assert answer == (
+    assert answer.startswith(
         f"Proposed as {proposal.id}. A person will review it; you will be told whether it was "
-        "accepted."
+        "accepted.\nWhat it changes, as the app read the document (1; "
     )
+    assert answer.endswith("words: The quick brown [-fox-]{+cat+} jumps over the lazy dog.")
     assert proposal.artifact_id == doc
     assert proposal.change.summary == "A cat now."
     assert (await head(world, doc)).version == 1
     assert run.tool_returns() == [("edit_native", "ok")]
+
+
+async def test_a_word_edits_answer_tells_each_paragraph_heading_comment_and_style_it_changed(
+    world: World,
+) -> None:
+    doc = await world.upload()
+    batch = [
+        {"command": "select.text", "params": {"text": "Sales rose"}},
+        {"command": "review.newComment", "params": {"text": "Which year?"}},
+        {"command": "select.text", "params": {"text": "Details"}},
+        {"command": "para.style", "params": {"style": "Heading 1"}},
+        {"command": "caret.docEnd"},
+        {"command": "text.insert", "params": {"text": "\rA new closing line."}},
+        {"command": "edit.replaceAll", "params": {"text": "lazy dog", "with": "sleepy hound"}},
+    ]
+    edit = call("edit_native", artifact_id=doc, base_version=1, commands=batch, summary="More.")
+
+    run = await world.run([edit, say("Proposed.")])
+
+    [proposal] = await proposals(world)
+    lines = str(run.requests[1].returned().content).splitlines()
+    assert lines[0] == (
+        f"Proposed as {proposal.id}. A person will review it; you will be told whether it was "
+        "accepted."
+    )
+    assert (
+        lines[1] == "What it changes, as the app read the document (6; words [-removed-]{+added+}):"
+    )
+    assert lines[2] == (
+        '- paragraph 3: "The quick brown fox jumps over the lazy dog." → "The quick brown fox '
+        'jumps over the sleepy hound."; words: …jumps over the [-lazy-]{+sleepy+} '
+        "[-dog-]{+hound+}."
+    )
+    assert lines[3] == '- paragraph 6 added: "A new closing line."'
+    assert lines[4:6] == [
+        '- heading removed: "Details" (level 2)',
+        '- heading added: "Details" (level 1)',
+    ]
+    assert re.fullmatch(r'- comment \S+ added: "Which year\?" on "Sales rose" by .+', lines[6])
+    assert lines[7] == '- style set: "Heading 1"'
 
 
 async def test_a_batch_that_changes_nothing_is_told_unchanged(world: World) -> None:

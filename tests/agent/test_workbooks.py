@@ -78,9 +78,12 @@ async def test_an_agent_reads_a_workbook_and_a_deck_and_proposes_edits_by_their_
     assert "# Slide 1: Quarterly review\nDraft for the board" in slides
     assert "# Slide 2: Topic 2\nPoint 2a\nPoint 2b\nNotes: Say 2" in slides
     # The commands for each: a workbook's and a deck's, found first by their words.
-    assert cells.splitlines()[1].startswith("- cell.set {")
-    assert cells.splitlines()[1].endswith(": Workbook: set a cell's value or formula")
-    assert titles.splitlines()[1].startswith("- slide.setTitle {")
+    assert cells.splitlines()[1:4] == [
+        "- cell.set: Workbook: set a cell's value or formula",
+        "    cell: text (not empty), required",
+        "    value: string|number|boolean|null, required",
+    ]
+    assert titles.splitlines()[1] == "- slide.setTitle: Deck: set a slide's title"
     # Each edit is a proposal; its answer says what changed, the total recalculated.
     book_proposal, deck_proposal = await office_proposals(office)
     assert book_edit == (

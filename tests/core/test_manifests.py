@@ -113,3 +113,18 @@ async def test_a_manifest_round_trips_through_every_storage(storage: Storage) ->
 def test_a_saved_name_fits_255_bytes_and_keeps_a_short_extension(name: str, saved: str) -> None:
     assert saved_name(name) == saved
     assert len(saved_name(name).encode()) <= 255
+
+
+def test_a_revision_sets_the_styles_on_a_manifest_stored_before_it_had_them() -> None:
+    from artifactr.core import apply_patch
+
+    from artifactr.files.core.app_port import Styles
+    from artifactr.files.core.revisions import revision_patch
+
+    before = document().model_dump(mode="json")
+    del before["styles"]  # as a manifest stored before styles were read
+    after = document(styles=Styles(paragraph=("Title",), character=("Strong",)))
+    patched = WordDocument.model_validate(apply_patch(before, revision_patch(SHA, after)))
+    assert patched.styles == Styles(paragraph=("Title",), character=("Strong",))
+    again = apply_patch(patched.model_dump(mode="json"), revision_patch(SHA, document()))
+    assert WordDocument.model_validate(again).styles is None

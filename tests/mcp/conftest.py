@@ -26,8 +26,9 @@ from pydantic_ai import Agent, ModelMessage, ModelResponse, TextPart
 from pydantic_ai.models.function import AgentInfo
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from artifactr.files import WordDocument
 from artifactr.files.mcp import add_native_file_tools
-from tests.agent.conftest import Note
+from tests.agent.conftest import DirectDocument, Note
 from tests.world import DEADLINE, World, world_on
 
 CLAUDE = ExternalAgentActor(client_id="claude-desktop", name="Claude Desktop")
@@ -35,11 +36,6 @@ CLAUDE = ExternalAgentActor(client_id="claude-desktop", name="Claude Desktop")
 
 URL = "http://127.0.0.1:8000/mcp"
 """Where the client finds the server (the SDK's DNS-rebinding guard accepts a loopback host)."""
-
-
-async def resolve(ctx: object) -> tuple[TenantId, ExternalAgentActor]:
-    """Authenticate every call as :data:`CLAUDE`, of tenant ``t1``."""
-    return "t1", CLAUDE
 
 
 async def _says_nothing(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
@@ -66,8 +62,15 @@ class Server(World):
     def __post_init__(self) -> None:
         self.serve(self.workspaces)
 
-    def serve(self, workspaces: Workspaces, *, view: bool = True) -> None:
-        """Build the server again, over other workspaces or without ``view_page``."""
+    def serve(
+        self, workspaces: Workspaces, *, view: bool = True, client: ExternalAgentActor = CLAUDE
+    ) -> None:
+        """Build the server again: over other workspaces, without ``view_page``, or for another
+        client (one acting for a person)."""
+
+        async def resolve(ctx: object) -> tuple[TenantId, ExternalAgentActor]:
+            return "t1", client
+
         self.mcp = ArtifactrMcp(workspaces, self.runner, resolve=resolve)
         add_native_file_tools(
             self.mcp, self.files, workspaces=workspaces, resolve=resolve, view=view
@@ -121,6 +124,7 @@ async def server(engine: AsyncEngine) -> AsyncIterator[Server]:
 
     usual = await world_on(
         engine,
+        types=(WordDocument, DirectDocument),
         kinds=(Note,),
         hidden=hides,
         hidden_refresh=timedelta(0),

@@ -10,7 +10,9 @@ import base64
 import re
 from datetime import timedelta
 
-from artifactr import Workspaces
+import pytest
+from artifactr import UserActor, Workspaces
+from artifactr.core import ExternalAgentActor, Forbidden, RespondToProposal
 from mcp.types import ImageContent, TextContent
 
 from artifactr.files import AppCommand, WordDocument
@@ -24,9 +26,11 @@ from artifactr.files.agent.wording import (
     WORKSPACE_ID,
 )
 from artifactr.files.core.clock import rfc3339
-from tests.agent.conftest import BOB, RFC3339_Z
+from artifactr.files.native import NativeFiles
+from tests.agent.conftest import BOB, RFC3339_Z, DirectDocument
 from tests.documents import build_docx
 from tests.mcp.conftest import CLAUDE, Server, call, refusal, text
+from tests.world import chunks
 
 NATIVE_TOOLS = ["read_native", "read_review", "find_commands", "edit_native", "view_page"]
 REPLACE = [{"command": "edit.replaceAll", "params": {"text": "fox", "with": "cat"}}]
@@ -140,8 +144,8 @@ async def test_the_apps_commands_are_found_ten_at_most(server: Server) -> None:
     assert every.endswith("3 more match: narrow the query to see them.")
     assert comment == (
         "Commands matching 'COMMENT': 1.\n"
-        '- review.newComment {"text": string}: New comment on the selection, or the word at '
-        "the caret"
+        "- review.newComment: New comment on the selection, or the word at the caret\n"
+        "    text: string, required"
     )
 
 
@@ -157,13 +161,102 @@ async def test_an_edit_becomes_a_proposal_by_the_external_agent(server: Server) 
     assert not result.is_error
     [proposal] = await (await server.ws()).proposals()
     assert text(result) == (
-        f"Proposed as {proposal.id}. A person will review it; you will be told whether it was "
-        "accepted."
+        f"Proposed as {proposal.id}. A person will review it: someone who may change the file "
+        "decides. You will not be told the decision, as an MCP client has no thread: read "
+        f"{doc} again later (read_native or read_artifact); its version moves past 1 when a "
+        "proposal is accepted.\n"
+        "What it changes, as the app read the document (1; words [-removed-]{+added+}):\n"
+        '- paragraph 3: "The quick brown fox jumps over the lazy dog." → "The quick brown cat '
+        'jumps over the lazy dog."; words: The quick brown [-fox-]{+cat+} jumps over the lazy dog.'
     )
     assert proposal.artifact_id == doc
     assert proposal.proposed_by == CLAUDE
     assert proposal.change.summary == "A cat now."
     assert (await (await server.ws()).get(WordDocument, doc)).version == 1
+
+
+async def test_an_edit_of_a_kind_agents_may_change_is_told_done_with_its_changes(
+    server: Server,
+) -> None:
+    files = NativeFiles(
+        blobs=server.blobs,
+        app=server.app,
+        leases=server.leases,
+        checkouts=server.checkouts,
+        types=(DirectDocument,),
+    )
+    uploaded = await files.upload(await server.ws(), "direct.docx", chunks(build_docx()))
+    doc = uploaded.artifact_id
+
+    async with server.client() as client:
+        result = await call(client, "edit_native", **edit(doc))
+
+    assert text(result).splitlines()[:2] == [
+        f"Done: {doc} is now at version 2.",
+        "What it changes, as the app read the document (1; words [-removed-]{+added+}):",
+    ]
+
+
+async def test_a_clients_proposal_for_a_person_is_decided_by_someone_else_and_says_so(
+    server: Server,
+) -> None:
+    doc = await server.upload()
+    erin = UserActor(id="erin", name="Erin")
+    assistant = ExternalAgentActor(client_id="mcp", name="Erin's assistant", on_behalf_of=erin)
+    server.serve(server.workspaces, client=assistant)
+    batch = [
+        {"command": "select.text", "params": {"text": "Sales rose"}},
+        {"command": "review.newComment", "params": {"text": "Which year?"}},
+        {"command": "edit.replaceAll", "params": {"text": "north", "with": "east"}},
+    ]
+
+    async with server.client() as client:
+        result = await call(client, "edit_native", **edit(doc, commands=batch))
+
+    [proposal] = await (await server.ws()).proposals()
+    lines = text(result).splitlines()
+    assert lines[0] == (
+        f"Proposed as {proposal.id}. A person will review it: someone other than Erin decides, "
+        "as what you propose for them is theirs and no one decides their own proposal. You will "
+        f"not be told the decision, as an MCP client has no thread: read {doc} again later "
+        "(read_native or read_artifact); its version moves past 1 when a proposal is accepted."
+    )
+    assert lines[2] == (
+        '- paragraph 5: "Sales rose in the north and fell in the south." → "Sales rose in the '
+        'east and fell in the south."; words: Sales rose in the [-north-]{+east+} and fell in the '
+        "south."
+    )
+    assert lines[3].startswith("- comment ")
+    assert lines[3].endswith('added: "Which year?" on "Sales rose" by Erin\'s assistant')
+    # As the answer says: Erin may not decide her assistant's proposal; Alice may.
+    accept = RespondToProposal(proposal_id=proposal.id, decision="accept")
+    with pytest.raises(Forbidden):
+        await (await server.ws(erin)).commit(accept)
+    await (await server.ws()).commit(accept)
+    assert (await (await server.ws()).get(WordDocument, doc)).version == 2
+
+
+async def test_a_client_reads_the_styles_then_a_misnamed_one_is_refused_with_the_nearest(
+    server: Server,
+) -> None:
+    doc = await server.upload()
+    misnamed = [
+        {"command": "select.text", "params": {"text": "Details"}},
+        {"command": "para.style", "params": {"style": "Heading Two"}},
+    ]
+
+    async with server.client() as client:
+        read = text(await call(client, "read_native", artifact_id=doc))
+        refused = await call(client, "edit_native", **edit(doc, commands=misnamed))
+
+    assert read.splitlines()[1] == (
+        "Paragraph styles: Normal, Title, Heading 1, Heading 2, Heading 3. Character styles: "
+        "(none)."
+    )
+    assert refusal(refused).endswith(
+        "no style `Heading Two`; the nearest: Heading 3, Heading 2, Heading 1; the document's: "
+        "Normal, Title, Heading 1, Heading 2, Heading 3"
+    )
 
 
 async def test_a_batch_that_changes_nothing_is_told_unchanged(server: Server) -> None:

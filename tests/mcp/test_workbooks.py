@@ -84,13 +84,15 @@ async def test_an_external_agent_reads_a_workbook_and_proposes_edits_to_it_and_a
     assert "3\tFood\t300\n4\tTotal\t1500 (=SUM(B2:B3))" in cells
     assert '"anchor": "Budget!A2"' in review
     assert '"text": "Due on the first"' in review
-    assert found.splitlines()[1].startswith("- cell.set {")
+    assert found.splitlines()[1] == "- cell.set: Workbook: set a cell's value or formula"
     # Each edit is the external agent's proposal; the workbook's answer gives the new values.
     book_proposal, deck_proposal = await (await office.ws()).proposals()
     assert not book_edit.is_error
     assert text(book_edit) == (
-        f"Proposed as {book_proposal.id}. A person will review it; you will be told whether it "
-        "was accepted.\nWhat it changes, as the app computed it (4):\n"
+        f"Proposed as {book_proposal.id}. A person will review it: someone who may change the "
+        "file decides. You will not be told the decision, as an MCP client has no thread: read "
+        f"{book} again later (read_native or read_artifact); its version moves past 1 when a "
+        "proposal is accepted.\nWhat it changes, as the app computed it (4):\n"
         "- Budget!B3: 300 → 450\n"
         "- Budget!B4: 1500 (=SUM(B2:B3)) → 1650 (=SUM(B2:B3))\n"
         "- Budget!A5: (empty) → Twice\n"

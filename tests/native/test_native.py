@@ -173,6 +173,7 @@ async def test_a_persons_edit_commits_a_patch_that_tests_the_base_digest(env: Wo
         "/review",
         "/outline",
         "/pages",
+        "/styles",
     ]
     assert after.data.provenance.source == "commands"
     assert after.data.provenance.base == before.data.content.sha256

@@ -11,6 +11,7 @@ import runpy
 import struct
 import sys
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -19,6 +20,7 @@ from pydantic_ai.messages import SystemPromptPart, ToolReturnPart, UserPromptPar
 
 from artifactr.files.apps.fake import FakeApp
 from artifactr.files.apps.libreoffice import Availability, LibreOffice
+from artifactr.files.native.regions import changed_region
 from artifactr.files.programs.demo import (
     DOCUMENT,
     FORCE_FAKE,
@@ -191,5 +193,25 @@ async def test_the_demo_shows_a_recalculated_workbook_and_a_decks_slides_on_libr
         return
     assert "row 4 reads: '4\\tTotal\\t1650 (=SUM(B2:B3))'" in story
     assert "slides '1. Quarterly review\\n2. Costs'" in story
-    for number in (1, 2):
-        assert size((tmp_path / f"slide-{number}.png").read_bytes()) == (960, 720)
+    first, second = ((tmp_path / f"slide-{n}.png").read_bytes() for n in (1, 2))
+    assert size(first) == size(second) == (960, 720)
+    # Each slide shows its title and body where the placeholders sit: not blank, and not alike.
+    for page in (first, second):
+        drawn = changed_region(white(960, 720), page)
+        assert drawn is not None
+        assert drawn.y < 100  # the title, at the top
+        assert drawn.y + drawn.height > 180  # the body, below it
+    assert changed_region(first, second) is not None
+
+
+def white(width: int, height: int) -> bytes:
+    """Return a white RGB PNG of a size, as a blank page renders."""
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return (
+            struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+        )
+
+    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
+    rows = b"".join(b"\x00" + b"\xff" * (3 * width) for _ in range(height))
+    return PNG + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")

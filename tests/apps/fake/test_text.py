@@ -303,6 +303,33 @@ async def test_an_unknown_style_is_refused(app: FakeApp) -> None:
         await app.apply(build_docx(), [cmd("para.style", style="Fancy")])
 
 
+async def test_a_misnamed_style_is_refused_naming_the_nearest_and_the_documents_styles(
+    app: FakeApp,
+) -> None:
+    with pytest.raises(AppRefused) as refused:
+        await app.apply(build_docx(), [cmd("para.style", style="Headng 2")])
+    assert str(refused.value) == (
+        "no style `Headng 2`; the nearest: Heading 2, Heading 3, Heading 1; the document's: "
+        "Normal, Title, Heading 1, Heading 2, Heading 3"
+    )
+
+
+async def test_the_inspection_names_the_paragraph_and_character_styles(app: FakeApp) -> None:
+    styles = (
+        f'<w:styles xmlns:w="{W}"><w:style w:type="character" w:styleId="Strong">'
+        '<w:name w:val="Strong"/></w:style><w:style w:type="paragraph"/>'
+        '<w:style w:styleId="Quote"/><w:style w:type="paragraph" w:styleId="Heading1">'
+        '<w:name w:val="heading 1"/></w:style></w:styles>'
+    ).encode()
+    source = rezip(build_docx(["Text"]), replace={"word/styles.xml": styles})
+    found = (await app.inspect(source)).styles
+    assert found is not None
+    assert (found.paragraph, found.character) == (("Quote", "Heading 1"), ("Strong",))
+    bare = (await app.inspect(build_docx(["Text"], styles=False))).styles
+    assert bare is not None
+    assert (bare.paragraph, bare.character) == ((), ())
+
+
 async def test_character_and_nameless_styles_are_not_paragraph_styles(app: FakeApp) -> None:
     styles = (
         f'<w:styles xmlns:w="{W}"><w:style w:type="character" w:styleId="Strong">'

@@ -11,9 +11,11 @@ acts as the workspace handle it is given, through :class:`NativeFiles`, and answ
   the switch, a refused write).
 
 A person's check-out is not raised: :func:`edit_native` answers who has the file and until when.
-An edit of a workbook or a deck is answered with what it changed in the kind's own terms (cells,
-sheets, slides), read from the texts the app wrote, so an agent learns a formula's recalculated
-value even of a proposal it can't read yet. ``follow`` is called with a file's id once a call has
+An edit is answered with what it changed in the kind's own terms (a workbook's cells and sheets,
+a deck's slides, a Word document's paragraphs, headings, comments and styles:
+:mod:`~artifactr.files.agent.changes`), read from what the app wrote, so an agent learns a
+formula's recalculated value, or the words its batch really changed, even of a proposal it can't
+read yet. ``follow`` is called with a file's id once a call has
 found it, before the work.
 """
 
@@ -22,12 +24,13 @@ import re
 from collections.abc import Awaitable, Callable, Generator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Final
+from typing import Any, Final, cast
 
 from artifactr.core import Applied, Artifact, NotFound, Proposed
 from artifactr.workspace import Workspace
 
 from artifactr.files.agent import wording
+from artifactr.files.agent.changes import Side, WordChanges, word_changes
 from artifactr.files.core.app_port import AppCommand, CommandSpec
 from artifactr.files.core.checkouts import Holder, parse_holder
 from artifactr.files.core.clock import rfc3339
@@ -76,9 +79,10 @@ class Edited:
     outcome: Applied | Proposed
     """A new version, or a proposal."""
 
-    changes: KindDiff | None
-    """What changed in the kind's own terms (cells, sheets, slides), between the base's text and
-    the new version's or the proposal's; None for a Word document."""
+    changes: KindDiff | WordChanges | None
+    """What changed in the kind's own terms (cells, sheets, slides; a Word document's
+    paragraphs, headings, comments and styles), between the base and the new version or the
+    proposal; None where nothing is known."""
 
     def answer(self, told: str) -> str:
         """Return the answer: the outcome as told (``told``), then the changes, if any are kept.
@@ -87,6 +91,9 @@ class Edited:
         """
         if self.changes is None:
             return told
+        if isinstance(self.changes, WordChanges):
+            word = self.changes
+            return wording.word_changes(told, word.lines, word.total, cut=word.truncated)
         changes = self.changes.changes
         lines = [change.line for change in changes[: wording.MAX_CHANGES_TOLD]]
         return wording.kind_changes(told, lines, len(changes), cut=self.changes.truncated)
@@ -121,7 +128,9 @@ async def read_native(
         raise WrongArguments(wording.READ_NATIVE.name, problems)
     await follow(artifact_id)
     end = min(start + wording.READ_CHARS, len(text))
-    return wording.text_page(head.title, start, end, len(text), text[start:end])
+    styles = head.data.styles
+    named = None if styles is None or start else wording.styles(styles.paragraph, styles.character)
+    return wording.text_page(head.title, start, end, len(text), text[start:end], styles=named)
 
 
 async def read_review(
@@ -186,16 +195,92 @@ def rank_commands(specs: Sequence[CommandSpec], query: str) -> list[CommandSpec]
 async def find_commands(files: NativeFiles, query: str) -> str:
     """Return the app's commands that match a query's words, :data:`~wording.MAX_COMMANDS` at most.
 
+    Each is listed with a compact line a parameter (name, type, allowed values, whether it is
+    required); a query that is one command's id gives that command's full JSON schema too.
+
     Raises:
         CallFailed: If the app could not list them.
     """
     with _app_failures("list its commands"):
         found = rank_commands(await files.app.commands(), query)
+    shown = found[: wording.MAX_COMMANDS]
+    schemas = {spec.id: schema for spec in shown if (schema := _schema(spec.params)) is not None}
     lines = [
-        wording.command_line(spec.id, spec.params, spec.label, mutates=spec.mutates)
-        for spec in found[: wording.MAX_COMMANDS]
+        wording.command_line(spec.id, compact_params(spec.params), spec.label, mutates=spec.mutates)
+        for spec in shown
     ]
-    return wording.commands_found(query, lines, len(found))
+    named = next((spec.id for spec in shown if spec.id.lower() == query.strip().lower()), None)
+    return wording.commands_found(
+        query,
+        lines,
+        len(found),
+        schema=None if named is None else (named, schemas.get(named)),
+        schemas=bool(schemas),
+    )
+
+
+_HINT: Final = re.compile(r'"(\w+)"(\?)?\s*:\s*([\w\[\]|]+)')
+"""A parameter in an app's hint string: ``"text": string`` or ``"occurrence"?: n``."""
+
+
+def _schema(params: str) -> dict[str, Any] | None:
+    """Return a command's parameters as a JSON schema, or None if the app gives a hint."""
+    try:
+        schema: object = json.loads(params)
+    except ValueError:
+        return None
+    if not isinstance(schema, dict):
+        return None
+    found = cast(dict[str, Any], schema)
+    return found if isinstance(found.get("properties"), dict) else None
+
+
+def compact_params(params: str) -> list[str]:
+    """Return a command's parameters a line each: ``name: type, allowed values, required``.
+
+    ``params`` is the catalog's: a JSON schema, or a hint string (``{"text": string}``); a hint
+    of another shape is kept as it is.
+    """
+    schema = _schema(params)
+    if schema is None:
+        hinted = [
+            f"{name}: {kind}, " + ("optional" if optional else "required")
+            for name, optional, kind in _HINT.findall(params)
+        ]
+        return hinted or ([params] if params else [])
+    properties = cast(dict[str, dict[str, Any]], schema["properties"])
+    required = set(cast(list[str], schema.get("required", [])))
+    choices = cast(list[dict[str, list[str]]], schema.get("oneOf", []))
+    one_of = [name for choice in choices for name in choice["required"]]
+    lines: list[str] = []
+    for name, field in properties.items():
+        shown = [_type_of(field)]
+        if "enum" in field:
+            shown.append("one of " + ", ".join(str(value) for value in field["enum"]))
+        others = [other for other in one_of if other != name]
+        if name in required:
+            shown.append("required")
+        elif name in one_of:
+            shown.append("required unless " + " or ".join(others) + " is given")
+        else:
+            shown.append("optional")
+        lines.append(f"{name}: " + ", ".join(shown))
+    return lines
+
+
+def _type_of(field: dict[str, Any]) -> str:
+    kind: object = field.get("type", "any")
+    kinds = (
+        [str(one) for one in cast(list[object], kind)] if isinstance(kind, list) else [str(kind)]
+    )
+    shown = "|".join(kinds)
+    if kinds == ["array"]:
+        return f"[{_type_of(cast(dict[str, Any], field.get('items', {})))}]"
+    if kinds == ["string"] and field.get("minLength"):
+        return "text (not empty)"
+    if kinds == ["integer"] and "minimum" in field:
+        return f"integer from {field['minimum']}"
+    return shown
 
 
 async def edit_native(
@@ -212,7 +297,7 @@ async def edit_native(
     """Edit a native file with one batch of the app's commands, as the handle's actor.
 
     Return what was edited (an agent's edit of a ``propose`` kind is :class:`Proposed`), with
-    what it changed for a workbook or a deck; or the answer to a batch that changed nothing or
+    what it changed in the kind's terms; or the answer to a batch that changed nothing or
     to a file a person has checked out.
 
     Raises:
@@ -255,7 +340,7 @@ async def edit_native(
         return await _checked_out(ws, files, busy.lease, held)
     if isinstance(outcome, Unchanged):
         return wording.unchanged(artifact_id, outcome.version)
-    return Edited(outcome, await _changes(ws, files, head, base_version, outcome))
+    return Edited(outcome, await _changes(ws, files, head, base_version, outcome, commands))
 
 
 async def view_page(
@@ -303,18 +388,36 @@ async def _native(
 
 
 async def _changes(
-    ws: Workspace, files: NativeFiles, head: _Head, base_version: int, outcome: Applied | Proposed
-) -> KindDiff | None:
-    """Return what an edit changed in a workbook's or a deck's terms; None for another kind."""
+    ws: Workspace,
+    files: NativeFiles,
+    head: _Head,
+    base_version: int,
+    outcome: Applied | Proposed,
+    commands: Sequence[AppCommand],
+) -> KindDiff | WordChanges:
+    """Return what an edit changed: a workbook's or a deck's in its terms, else a document's."""
     kind = type(head.data)
-    if not issubclass(kind, Spreadsheet | Presentation):
-        return None
-    before = await files.text(ws, head.artifact_id, base_version)
+    artifact_id = head.artifact_id
+    before = await files.text(ws, artifact_id, base_version)
     if isinstance(outcome, Applied):
-        after = await files.text(ws, head.artifact_id, outcome.version)
+        after = await files.text(ws, artifact_id, outcome.version)
     else:
-        after = await files.proposal_text(ws, head.artifact_id, outcome.proposal_id)
-    return kind_diff(kind, before, after)
+        after = await files.proposal_text(ws, artifact_id, outcome.proposal_id)
+    if issubclass(kind, Spreadsheet | Presentation):
+        return kind_diff(kind, before, after) or KindDiff(changes=())
+    _, base = await files.manifest(ws, artifact_id, base_version)
+    if isinstance(outcome, Applied):
+        _, made = await files.manifest(ws, artifact_id, outcome.version)
+        review = await files.review(ws, artifact_id, outcome.version)
+    else:
+        _, _, made = await files.proposed(ws, artifact_id, outcome.proposal_id)
+        review = await files.proposal_review(ws, artifact_id, outcome.proposal_id)
+    return word_changes(
+        Side(before, await files.review(ws, artifact_id, base_version), base.outline),
+        Side(after, review, made.outline),
+        commands,
+        limit=wording.MAX_CHANGES_TOLD,
+    )
 
 
 def _check_start(start: int, total: int, unit: str, *, known: bool, problems: list[str]) -> None:

@@ -6,6 +6,7 @@ The toolset and the MCP tools take from here each tool's name, description and p
 only.
 """
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
@@ -22,7 +23,7 @@ MAX_COMMANDS: Final = 10
 """How many of the app's commands ``find_commands`` lists."""
 
 MAX_CHANGES_TOLD: Final = 50
-"""How many of a workbook's or a deck's changes ``edit_native``'s answer lists."""
+"""How many of an edit's changes (cells, slides, paragraphs) ``edit_native``'s answer lists."""
 
 NATIVE_FILE: Final = "a Word document, an Excel workbook or a PowerPoint deck"
 """What a native file is, as a parameter's description names it."""
@@ -60,7 +61,8 @@ READ_NATIVE: Final = ToolWording(
     "read_native",
     f"Read a native file's text, {READ_CHARS:,} characters a call, as the app reads it.\n\n"
     "A Word document's text is the body's words, one line a paragraph, without formatting or\n"
-    "pictures. A workbook's is each sheet, `# Sheet: Budget (A1:B4)`, then a line a row: the\n"
+    "pictures; the first call names its paragraph and character styles, which a command's\n"
+    "`style` takes. A workbook's is each sheet, `# Sheet: Budget (A1:B4)`, then a line a row: the\n"
     "row's number, then its cells from column A, tab-separated, each as its computed value,\n"
     "with the formula after the value where the cell has one: `1500 (=SUM(B2:B3))`.\n"
     "A deck's is each slide, `# Slide 2: Its title`, then its text and tables (rows of\n"
@@ -91,7 +93,9 @@ FIND_COMMANDS: Final = ToolWording(
     "find_commands",
     "Find the app's commands by the words of their id or description, ten at most.\n\n"
     "The commands that match the most of your words, in any order, come first. Each is\n"
-    'listed with its parameters, which `edit_native` takes as `{"command": id, "params": {...}}`.\n'
+    "listed with a line a parameter (its name, type, allowed values, and whether it is\n"
+    'required), which `edit_native` takes as `{"command": id, "params": {...}}`; a query\n'
+    "of one command's id alone gives its full JSON schema too.\n"
     "A batch takes the commands of its file's format only. Where the app edits workbooks and\n"
     "decks too, a workbook's commands are labelled `Workbook:` (cells, ranges, rows, columns,\n"
     "sheets, formulas) and a deck's `Deck:` (slides, their titles, text and notes): put\n"
@@ -110,10 +114,13 @@ EDIT_NATIVE: Final = ToolWording(
     "file's version now. If the app refuses a command, the batch changes nothing. Your edit\n"
     "may become a proposal for a person to review. If a person has the file checked out,\n"
     "you are told who and until when, and nothing is changed.\n"
-    "A workbook is recalculated as it is saved. For a workbook or a deck, the answer lists what\n"
-    "the edit changed, as the app computed it: each cell's value before and after, such as\n"
+    "A workbook is recalculated as it is saved. The answer lists what the edit changed, as the\n"
+    "app read it: a workbook's cells before and after, such as\n"
     "`Budget!B4: 1500 (=SUM(B2:B3)) → 1650 (=SUM(B2:B3))`, and each sheet or slide added,\n"
-    "removed, moved or changed.",
+    "removed, moved or changed; a Word document's paragraphs by number, before and after with\n"
+    "the words marked, such as\n"
+    '`paragraph 3: "Fee: 100" → "Fee: 120"; words: Fee: [-100-]{+120+}`, and each table cell,\n'
+    "heading, comment, tracked change and style set.",
     {
         "artifact_id": f"The native file ({NATIVE_FILE}) to edit.",
         "base_version": "The version you read, which the batch is based on.",
@@ -191,6 +198,34 @@ def checked_out(artifact_id: str, who: str, until: str) -> str:
     )
 
 
+def proposed_over_mcp(
+    proposal_id: str, artifact_id: str, version: int, acts_for: str | None
+) -> str:
+    """Return what an MCP client is told of its proposal, in place of artifactr's words.
+
+    An MCP client has no thread to be told the decision in, so it is told how to learn it; and
+    who decides: artifactr refuses a proposal's author, looking through the person a client acts
+    for, so that person cannot accept it.
+
+    Args:
+        proposal_id: The proposal.
+        artifact_id: The file it would change.
+        version: The version it was based on.
+        acts_for: The person the client acts for, by name; None for a client acting for no one.
+    """
+    who = (
+        f"someone other than {acts_for} decides, as what you propose for them is theirs and no "
+        "one decides their own proposal"
+        if acts_for is not None
+        else "someone who may change the file decides"
+    )
+    return (
+        f"Proposed as {proposal_id}. A person will review it: {who}. You will not be told the "
+        f"decision, as an MCP client has no thread: read {artifact_id} again later (read_native "
+        f"or read_artifact); its version moves past {version} when a proposal is accepted."
+    )
+
+
 def unchanged(artifact_id: str, version: int) -> str:
     """Return the answer to a batch that left the file as it was."""
     return (
@@ -263,14 +298,25 @@ def title(artifact_id: str, kind: str, version: int, name: str) -> str:
     return f"{artifact_id} ({kind}, v{version}) {name!r}"
 
 
-def text_page(heading: str, start: int, end: int, total: int, text: str) -> str:
-    """Return a page of a file's text, saying where to read on."""
+def text_page(
+    heading: str, start: int, end: int, total: int, text: str, *, styles: str | None = None
+) -> str:
+    """Return a page of a file's text, saying where to read on; the first names the styles."""
     onward = (
         f"The text goes on: read on with start={end}."
         if end < total
         else "That is the end of the text."
     )
-    return f"{heading}: characters {start} to {end} of {total}.\n\n{text}\n\n{onward}"
+    named = "" if styles is None else f"\n{styles}"
+    return f"{heading}: characters {start} to {end} of {total}.{named}\n\n{text}\n\n{onward}"
+
+
+def styles(paragraph: Sequence[str], character: Sequence[str]) -> str:
+    """Return the line that names a Word document's styles, for a command's ``style``."""
+    return (
+        f"Paragraph styles: {', '.join(paragraph) or '(none)'}. Character styles: "
+        f"{', '.join(character) or '(none)'}."
+    )
 
 
 def review_page(
@@ -289,20 +335,42 @@ def review_page(
     )
 
 
-def commands_found(query: str, lines: Sequence[str], found: int) -> str:
-    """Return the commands found for a query: at most :data:`MAX_COMMANDS` lines of ``found``."""
+def commands_found(
+    query: str,
+    lines: Sequence[str],
+    found: int,
+    *,
+    schema: tuple[str, object] | None = None,
+    schemas: bool = False,
+) -> str:
+    """Return the commands found for a query: at most :data:`MAX_COMMANDS` of ``found``.
+
+    Args:
+        query: The query.
+        lines: The commands listed, each as :func:`command_line` gives it.
+        found: How many match.
+        schema: The one command the query names by its id, and its parameters' JSON schema
+            (None if the app gives none).
+        schemas: Whether the app gives the listed commands' JSON schemas, to ask for.
+    """
     if not found:
         return f"No command matches {query!r}: try another word, or an empty query."
     more = found - len(lines)
     rest = f"\n{more} more match: narrow the query to see them." if more > 0 else ""
+    if schema is not None and schema[1] is not None:
+        command, full = schema
+        rest += f"\n{command}'s parameters as a JSON schema: {json.dumps(full)}"
+    elif schema is None and schemas:
+        rest += "\nAsk for one command by its id alone to see its parameters' JSON schema."
     return f"Commands matching {query!r}: {found}.\n" + "\n".join(lines) + rest
 
 
-def command_line(command: str, params: str, label: str, *, mutates: bool) -> str:
-    """Return one command as ``find_commands`` lists it."""
-    return f"- {command} {params or '(no parameters)'}: {label}" + (
-        "" if mutates else " (does not change the file)"
-    )
+def command_line(command: str, params: Sequence[str], label: str, *, mutates: bool) -> str:
+    """Return one command as ``find_commands`` lists it: its label, then a line a parameter."""
+    head = f"- {command}: {label}" + ("" if mutates else " (does not change the file)")
+    if not params:
+        return head + " (no parameters)"
+    return head + "".join(f"\n    {param}" for param in params)
 
 
 def kind_changes(told: str, lines: Sequence[str], total: int, *, cut: bool) -> str:
@@ -324,6 +392,30 @@ def kind_changes(told: str, lines: Sequence[str], total: int, *, cut: bool) -> s
     rest = f"\n…and {more} more." if more > 0 else ""
     bound = "\nThere are more: the list was cut at its bound." if cut else ""
     return f"{told}\nWhat it changes, as the app computed it ({total}):{listed}{rest}{bound}"
+
+
+def word_changes(told: str, lines: Sequence[str], total: int, *, cut: bool) -> str:
+    """Return an edit's answer with what it changed in a Word document's own terms.
+
+    Args:
+        told: The outcome, as the model is told it.
+        lines: The changes listed, at most :data:`MAX_CHANGES_TOLD`, one a line.
+        total: How many changes were found.
+        cut: Whether the text's diff was cut at its bound, so there may be more.
+    """
+    if not total:
+        return (
+            f"{told}\nIt changes no paragraph's text, no heading, no comment and no tracked "
+            "change: its change is formatting the text does not show (bold or italic, say)."
+        )
+    more = total - len(lines)
+    listed = "".join(f"\n- {line}" for line in lines)
+    rest = f"\n…and {more} more." if more > 0 else ""
+    bound = "\nThere are more: the text's diff was cut at its bound." if cut else ""
+    return (
+        f"{told}\nWhat it changes, as the app read the document ({total}; words "
+        f"[-removed-]{{+added+}}):{listed}{rest}{bound}"
+    )
 
 
 def page_caption(heading: str, page: int, pages: int | None) -> str:

@@ -86,6 +86,21 @@ class About(BaseModel):
     """Its build: the worker image's digest, or a local binary's."""
 
 
+MAX_STYLES = 200
+"""The most style names of each kind an inspection keeps: a document's own are far fewer."""
+
+
+class Styles(BaseModel):
+    """A Word document's styles, by the names a command takes (``Heading 1``)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    paragraph: tuple[str, ...] = Field((), max_length=MAX_STYLES)
+    """Its paragraph styles, as the app names them."""
+    character: tuple[str, ...] = Field((), max_length=MAX_STYLES)
+    """Its character styles."""
+
+
 class Inspection(BaseModel):
     """What the app read in a file."""
 
@@ -99,6 +114,8 @@ class Inspection(BaseModel):
     """Comments and tracked changes."""
     pages: int | None = None
     """How many pages, if the app lays them out."""
+    styles: Styles | None = None
+    """A Word document's styles, if the app lists them."""
     fingerprint: str
     """The content's fingerprint (:func:`artifactr.files.fingerprint`)."""
     about: About
@@ -148,7 +165,7 @@ class App(Protocol):
         ...
 
     async def inspect(self, source: Source, *, deadline: float = EDIT_DEADLINE) -> Inspection:
-        """Return what the app reads in a file: outline, text, review, pages, fingerprint.
+        """Return what the app reads in a file: outline, text, review, pages, styles, fingerprint.
 
         Raises:
             AppFailure: As :meth:`apply`.

@@ -316,14 +316,24 @@ def build_xlsx(sheets: Mapping[str, Sequence[Sequence[Cell]]]) -> bytes:
     return _zip(parts)
 
 
+_PLACES = {
+    "title": (457200, 274638, 8229600, 1143000),
+    "body": (457200, 1600200, 8229600, 4525963),
+}
+"""Where each placeholder sits on a 4:3 slide, in EMU (x, y, width, height): PowerPoint's
+defaults. A placeholder without a position or size is drawn nowhere."""
+
+
 def _shape(number: int, placeholder: str, text: str) -> str:
     paragraphs = "".join(
         f"<a:p><a:r><a:t>{escape(line)}</a:t></a:r></a:p>" for line in text.split("\n")
     )
+    x, y, width, height = _PLACES[placeholder]
     return (
         f'<p:sp><p:nvSpPr><p:cNvPr id="{number}" name="{placeholder} {number}"/><p:cNvSpPr/>'
-        f'<p:nvPr><p:ph type="{placeholder}"/></p:nvPr></p:nvSpPr><p:spPr/>'
-        f"<p:txBody><a:bodyPr/>{paragraphs}</p:txBody></p:sp>"
+        f'<p:nvPr><p:ph type="{placeholder}"/></p:nvPr></p:nvSpPr>'
+        f'<p:spPr><a:xfrm><a:off x="{x}" y="{y}"/><a:ext cx="{width}" cy="{height}"/></a:xfrm>'
+        f"</p:spPr><p:txBody><a:bodyPr/>{paragraphs}</p:txBody></p:sp>"
     )
 
 

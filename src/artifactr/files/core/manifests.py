@@ -10,6 +10,8 @@ from typing import Annotated, ClassVar, Final, Literal
 from artifactr.core import Artifact, WritePolicy
 from pydantic import BaseModel, ConfigDict, Field
 
+from artifactr.files.core.app_port import Styles
+
 DOCX = "application/vnd.openxmlformats-officedocument.wordprocessingml.document"
 """The media type of a Word document (.docx)."""
 
@@ -130,6 +132,9 @@ class NativeFile(Artifact, abstract=True):
     """The headings, one a line, as the app read them."""
     pages: int | None = Field(None, ge=0)
     """How many pages, if the app knows."""
+    styles: Styles | None = None
+    """A Word document's paragraph and character styles, as the app named them; None if it
+    named none (or the revision was made before it did)."""
     provenance: Provenance
     """How the content was made."""
 

@@ -12,7 +12,9 @@ Each takes a ``workspace_id`` first and acts as the client's
 as on every surface, in the toolset's words. Every refusal is a tool error (``isError``): the
 switch (asked at each call, since an MCP client may use any workspace), wrong arguments (all
 named at once), the app's failure, and any rejection; a person's check-out is an answer instead.
-An MCP client has no thread, so the tools follow no file. Needs the ``mcp`` extra.
+An MCP client has no thread, so the tools follow no file, and a proposal's answer says how to
+learn its decision (read the file again: its version moves) and who decides it (not the person
+the client acts for). Needs the ``mcp`` extra.
 """
 
 from collections.abc import Generator
@@ -20,7 +22,7 @@ from contextlib import contextmanager
 from typing import Annotated, Any, Final
 
 from artifactr.agent import describe_outcome
-from artifactr.core import Rejection
+from artifactr.core import Applied, ExternalAgentActor, Rejection
 from artifactr.mcp import ArtifactrMcp, ResolveClient
 from artifactr.workspace import Workspace, Workspaces
 from mcp.server.mcpserver import Context, Image
@@ -71,13 +73,16 @@ def add_native_file_tools(
         view: Whether to add ``view_page``, whose answer is an image.
     """
 
-    async def opened(ctx: _Context, workspace_id: str) -> Workspace:
+    async def client(ctx: _Context, workspace_id: str) -> tuple[Workspace, ExternalAgentActor]:
         """Open the workspace as the call's client, refused while the app is off there."""
         tenant_id, actor = await resolve(ctx)
         ws = await workspaces.open(tenant_id, workspace_id, actor=actor)
         if not await files.enabled(ws):
             raise NotEnabled(files.key)
-        return ws
+        return ws, actor
+
+    async def opened(ctx: _Context, workspace_id: str) -> Workspace:
+        return (await client(ctx, workspace_id))[0]
 
     words = wording.READ_NATIVE
 
@@ -128,7 +133,7 @@ def add_native_file_tools(
         ctx: _Context,
     ) -> str:
         with _answered():
-            ws = await opened(ctx, workspace_id)
+            ws, actor = await client(ctx, workspace_id)
             outcome = await operations.edit_native(
                 ws,
                 files,
@@ -139,10 +144,15 @@ def add_native_file_tools(
                 thread_id=None,
                 follow=_nothing,
             )
-        return (
-            outcome
-            if isinstance(outcome, str)
-            else outcome.answer(describe_outcome(outcome.outcome))
+        if isinstance(outcome, str):
+            return outcome
+        done = outcome.outcome
+        if isinstance(done, Applied):
+            return outcome.answer(describe_outcome(done))
+        person = actor.on_behalf_of
+        acts_for = None if person is None else person.display_name
+        return outcome.answer(
+            wording.proposed_over_mcp(done.proposal_id, artifact_id, base_version, acts_for)
         )
 
     _add(server, edit_native, words, _EDITS)

@@ -18,7 +18,7 @@ from artifactr.core import NotFound, ValidationFailed
 from artifactr.workspace import Workspace
 from pydantic import JsonValue, TypeAdapter
 
-from artifactr.files.core.app_port import App, Inspection, ReviewItem
+from artifactr.files.core.app_port import App, Inspection, ReviewItem, Styles
 from artifactr.files.core.blobs import Blobs
 from artifactr.files.core.checkouts import Checkouts
 from artifactr.files.core.clock import Clock
@@ -74,6 +74,8 @@ class Written(TypedDict):
     """Its headings, cut to :data:`~artifactr.files.core.manifests.MAX_OUTLINE`."""
     pages: int | None
     """Its page count, if the app knows."""
+    styles: Styles | None
+    """A Word document's styles, if the app lists them."""
 
 
 class ServiceBase:
@@ -242,6 +244,7 @@ class ServiceBase:
             fingerprint=printed,
             outline=inspection.outline[:MAX_OUTLINE],
             pages=inspection.pages,
+            styles=inspection.styles,
         )
         return fields, more
 

@@ -180,7 +180,8 @@ async def resolve_client(ctx: McpContext) -> tuple[str, ExternalAgentActor]:
     if not user:
         raise Forbidden("name the person the MCP client acts for with an x-user header")
     person = UserActor(id=user, name=user.title())
-    return TENANT, ExternalAgentActor(client_id="mcp", name="MCP client", on_behalf_of=person)
+    assistant = f"{person.display_name}'s assistant"
+    return TENANT, ExternalAgentActor(client_id="mcp", name=assistant, on_behalf_of=person)
 
 
 def subject_of(_tenant: str, _workspace: str | None, actor: Actor) -> Subject:

@@ -50,6 +50,7 @@ from artifactr.files.apps.fake._pages import (
 from artifactr.files.apps.fake._xml import Budget
 from artifactr.files.core.app_port import (
     EDIT_DEADLINE,
+    MAX_STYLES,
     RENDER_DEADLINE,
     About,
     AppCommand,
@@ -58,6 +59,7 @@ from artifactr.files.core.app_port import (
     Inspection,
     ReviewItem,
     Source,
+    Styles,
 )
 from artifactr.files.core.errors import (
     AppFailure,
@@ -369,6 +371,10 @@ class FakeApp:
             text="\n".join(texts),
             review=review,
             pages=page_count(layout(texts)),
+            styles=Styles(
+                paragraph=tuple(document.style_names("paragraph")[:MAX_STYLES]),
+                character=tuple(document.style_names("character")[:MAX_STYLES]),
+            ),
             fingerprint=digest,
             about=self._about,
         )

@@ -330,6 +330,23 @@ class Body:
             "off",
         }
 
+    def style_names(self, kind: str = "paragraph") -> list[str]:
+        """Return the names of the styles of a kind (``paragraph``, ``character``).
+
+        As Word shows them: a built-in's lower-case name capitalised (``heading 1`` is
+        ``Heading 1``); a style without a name is named by its id.
+        """
+        name = self.package.related(self.name, "/styles")
+        styles = [] if name is None else list(self.package.xml(name).root.iter(self.q("style")))
+        names: list[str] = []
+        for style in styles:
+            label = style.find(self.q("name"))
+            own = style.get(self.q("styleId"), "")
+            shown = own if label is None else label.get(self.q("val"), "")
+            if style.get(self.q("type"), "paragraph") == kind and shown:
+                names.append(shown[:1].upper() + shown[1:])
+        return names
+
     def _styles(self) -> dict[str, str]:
         """Return paragraph styles by normalized id, then name (``heading1``); learn names."""
         if self._style_ids is None:

@@ -5,6 +5,7 @@ one batch's state: the document, the caret and selection, and the flags (trackin
 case). :class:`Params` refuses bad parameters as WordCraft does: ``bad parameters: ...``.
 """
 
+import difflib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -185,7 +186,12 @@ def _para_style(batch: Batch, params: Params) -> dict[str, JsonValue]:
     name = params.text("style")
     style_id = batch.document.resolve_style(name)
     if style_id is None:
-        raise AppRefused(f"no style `{name}`")
+        names = batch.document.style_names()
+        nearest = difflib.get_close_matches(name, names, 3, 0.5)
+        near = f"; the nearest: {', '.join(nearest)}" if nearest else ""
+        raise AppRefused(
+            f"no style `{name}`{near}; the document's: {', '.join(names[:30]) or 'none'}"
+        )
     batch.document.set_style(batch.focus().element, style_id)
     return {"style": style_id}
 

@@ -47,6 +47,7 @@ from artifactr.files.core.app_port import (
     Inspection,
     ReviewItem,
     Source,
+    Styles,
 )
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge, UnsafeFile
 from artifactr.files.core.fingerprint import fingerprint
@@ -130,6 +131,7 @@ class _Read(BaseModel):
     text: str = ""
     review: list[_Item] = []
     pages: int | None = None
+    styles: Styles | None = None
 
 
 class _Pdf(BaseModel):
@@ -556,6 +558,7 @@ class LibreOffice:
             text=read.text,
             review=review,
             pages=read.pages,
+            styles=read.styles,
             fingerprint=digest,
             about=about,
         )

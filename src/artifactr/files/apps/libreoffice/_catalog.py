@@ -61,6 +61,8 @@ class Param:
     """Whether a command must give it."""
     about: str = ""
     """What it means, for the schema's ``description``."""
+    choices: tuple[str, ...] = ()
+    """The values it may take, for the schema's ``enum``; any of its kind if none."""
 
 
 @dataclass(frozen=True)
@@ -88,7 +90,12 @@ class Command:
         """Return its parameters as a JSON schema."""
         properties: dict[str, JsonValue] = {}
         for param in self.fields():
-            properties[param.name] = {**_SCHEMA[param.kind], "description": param.about}
+            choices: dict[str, JsonValue] = {"enum": list(param.choices)} if param.choices else {}
+            properties[param.name] = {
+                **_SCHEMA[param.kind],
+                **choices,
+                "description": param.about,
+            }
         schema: dict[str, JsonValue] = {
             "type": "object",
             "properties": properties,

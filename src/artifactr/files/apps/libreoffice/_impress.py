@@ -23,7 +23,7 @@ CATALOG: Final[tuple[Command, ...]] = (
         "Deck: insert a slide with a layout, at a position (default last)",
         (
             Param("position", "integer", False, "its number once inserted (default: last)"),
-            Param("layout", "text", False, f"one of {', '.join(LAYOUTS)} (default title-content)"),
+            Param("layout", "text", False, "its layout (default title-content)", LAYOUTS),
             Param("title", "string", False, "its title"),
         ),
     ),

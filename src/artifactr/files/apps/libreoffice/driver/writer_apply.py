@@ -7,6 +7,7 @@ the command's index. The commands and their parameters are checked by the adapte
 such a heading, table or change).
 """
 
+import difflib
 import os
 import time
 
@@ -89,11 +90,17 @@ def style_of(document, name: str) -> str:
         return wanted
     folded = wanted.casefold().replace(" ", "")
     names = styles.getElementNames()
+    shown_names = []
     for internal in names:
         shown = styles.getByName(internal).DisplayName
         if folded in (internal.casefold().replace(" ", ""), shown.casefold().replace(" ", "")):
             return internal
-    raise Refused(f"no paragraph style `{name}`")
+        shown_names.append(shown)
+    nearest = difflib.get_close_matches(name.strip(), shown_names, 3, 0.5)
+    raise Refused(
+        f"no paragraph style `{name}`"
+        + (f"; the nearest the document has: {', '.join(nearest)}" if nearest else "")
+    )
 
 
 def by_id(items, ident, what):

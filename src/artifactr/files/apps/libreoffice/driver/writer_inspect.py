@@ -120,9 +120,35 @@ def inspect(document, directory):
     package = os.path.join(directory, "inspect.odt")
     store(document, package, "writer8")
     try:
-        return odf_read.read(package, pages(document))
+        return {**odf_read.read(package, pages(document)), "styles": styles_of(document)}
     finally:
         os.remove(package)
+
+
+COMMON_STYLES = {
+    "ParagraphStyles": ("Standard", "Text body", "Title", "Subtitle", "Heading 1", "Heading 2"),
+    "CharacterStyles": ("Strong Emphasis", "Emphasis"),
+}
+"""The built-in styles an agent is offered though the document uses none, by internal name."""
+
+
+def styles_of(document, most=200):
+    """Return the paragraph and character styles an agent may name, by their shown names.
+
+    The document's own (user-defined) and those it uses, then the common built-ins: the office
+    has a hundred more, which a command finds by name too.
+    """
+    families = document.getStyleFamilies()
+    found = {}
+    for family, kind in (("ParagraphStyles", "paragraph"), ("CharacterStyles", "character")):
+        styles = families.getByName(family)
+        names = []
+        for internal in styles.getElementNames():
+            style = styles.getByName(internal)
+            if style.isUserDefined() or style.isInUse() or internal in COMMON_STYLES[family]:
+                names.append(style.DisplayName)
+        found[kind] = names[:most]
+    return found
 
 
 def pages(document):

@@ -8,6 +8,7 @@ from hypothesis import HealthCheck, settings
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.databases import SQL_BACKENDS, sql_engine
+from tests.statements import Statements
 
 settings.register_profile(
     "bounded",
@@ -40,3 +41,9 @@ async def engine(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     """A fresh, empty SQLite file or PostgreSQL schema."""
     async with sql_engine(request.param, tmp_path) as engine:
         yield engine
+
+
+@pytest.fixture
+def statements(engine: AsyncEngine) -> Statements:
+    """Counts the SQL statements the test's engine runs inside ``statements.counting()``."""
+    return Statements(engine)

@@ -8,9 +8,9 @@ revision is a JSON Patch that first tests the content digest it was made from::
 
 The top level holds what an application uses. The adapters that need an extra load when first
 used, and a missing extra is an :class:`ImportError` that names it: ``SqlBlobs``,
-``SqlCheckouts``, ``SqlLeases``, ``SqlRenders`` (``sqlite`` or ``postgres``), ``files_router``
-(``fastapi``), ``Subprocess`` and ``Worker`` (``worker``), ``native_file_tools``. The MCP tools
-are :mod:`artifactr.files.mcp` (``mcp``).
+``SqlCheckouts``, ``SqlHistory``, ``SqlLeases``, ``SqlRenders`` (``sqlite`` or ``postgres``),
+``files_router`` (``fastapi``), ``Subprocess`` and ``Worker`` (``worker``),
+``native_file_tools``. The MCP tools are :mod:`artifactr.files.mcp` (``mcp``).
 """
 
 import importlib
@@ -42,6 +42,7 @@ from artifactr.files.core.errors import (
     UnsafeFile,
 )
 from artifactr.files.core.fingerprint import fingerprint
+from artifactr.files.core.history import History, WorkspaceHistory
 from artifactr.files.core.integrations import InMemoryIntegrations, Integrations, integration_gate
 from artifactr.files.core.leases import (
     ArtifactBusy,
@@ -79,6 +80,7 @@ if TYPE_CHECKING:
     from artifactr.files.fastapi.wopi_tokens import mint_access_token as mint_access_token
     from artifactr.files.sql import SqlBlobs as SqlBlobs
     from artifactr.files.sql import SqlCheckouts as SqlCheckouts
+    from artifactr.files.sql import SqlHistory as SqlHistory
     from artifactr.files.sql import SqlLeases as SqlLeases
     from artifactr.files.sql import SqlRenders as SqlRenders
 
@@ -89,6 +91,7 @@ _FASTAPI: Final = "the 'fastapi' extra: pip install 'artifactr-files-ai[fastapi]
 EXTRAS: Final[dict[str, tuple[str, str]]] = {
     "SqlBlobs": ("artifactr.files.sql", _SQL),
     "SqlCheckouts": ("artifactr.files.sql", _SQL),
+    "SqlHistory": ("artifactr.files.sql", _SQL),
     "SqlLeases": ("artifactr.files.sql", _SQL),
     "SqlRenders": ("artifactr.files.sql", _SQL),
     "Subprocess": ("artifactr.files.apps.wordcraft", _WORKER),
@@ -155,6 +158,7 @@ __all__ = [
     "Edited",
     "FakeApp",
     "FileTooLarge",
+    "History",
     "InMemoryBlobs",
     "InMemoryCheckouts",
     "InMemoryIntegrations",
@@ -177,6 +181,7 @@ __all__ = [
     "Unchanged",
     "UnsafeFile",
     "WordDocument",
+    "WorkspaceHistory",
     "ZipLimits",
     "artifact_lease",
     "fingerprint",

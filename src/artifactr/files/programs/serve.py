@@ -63,7 +63,7 @@ from artifactr.files.fastapi.wopi_tokens import mint_access_token
 from artifactr.files.mcp import add_native_file_tools
 from artifactr.files.native import NativeFiles
 from artifactr.files.programs.demo import choose_app
-from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
+from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlHistory, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
 
 CORPUS = Path(os.environ.get("ARTIFACTR_FILES_CORPUS", "../shared/corpus/real"))
@@ -270,6 +270,7 @@ def create_app(
         leases=SqlLeases(engine, clock=clock),
         checkouts=SqlCheckouts(engine),
         renders=SqlRenders(engine),
+        history=SqlHistory(engine),
         integrations=switch,
         clock=clock,
     )

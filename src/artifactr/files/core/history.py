@@ -6,17 +6,42 @@ so a read of one old version, or of a page of a long history, would read every r
 the workspace (in memory, where a whole list costs no statement); the SQL adapter,
 :class:`artifactr.files.sql.SqlHistory`, reads artifactr's revisions table by its key.
 
-The port reads after the caller has read the file through its workspace: access and visibility
-are the workspace's, checked there first.
+The port reads after the caller has read the file through its workspace: whether the file is
+there and visible is the workspace's, checked there first. The port checks the read it makes
+(the log's, the proposals') as the workspace would, and shows what it reads as the workspace
+shows it to the actor. It also dates a file's versions and proposals without reading the whole
+log, and lists a file's pending proposals without every other file's.
 """
 
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Final, Protocol
 
-from artifactr.core import Revision
+from artifactr.core import ArtifactChanged, ArtifactCreated, Proposal, ProposalCreated, Revision
 from artifactr.workspace import Workspace
 
 PAGE: Final = 50
 """How many revisions a page of history holds unless told otherwise."""
+
+
+READ_EVENTS: Final = "artifactr:read_events"
+"""The action a read of dates asks, as a read of the log does."""
+
+READ_PROPOSALS: Final = "artifactr:read_proposals"
+"""The action a read of a file's proposals asks, as the workspace's list does."""
+
+
+@dataclass(frozen=True)
+class Dates:
+    """When a file's versions and proposals were made, as the workspace's log says."""
+
+    versions: dict[int, tuple[datetime, str]] = field(
+        default_factory=dict[int, tuple[datetime, str]]
+    )
+    """Each version's time and summary ("uploaded" for the first)."""
+    proposals: dict[str, datetime] = field(default_factory=dict[str, datetime])
+    """Each proposal's time."""
 
 
 class History(Protocol):
@@ -30,6 +55,28 @@ class History(Protocol):
         self, ws: Workspace, artifact_id: str, *, before: int | None = None, limit: int = PAGE
     ) -> list[Revision]:
         """Return up to ``limit`` revisions older than ``before`` (all if None), newest first."""
+        ...
+
+    async def dates(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        versions: Collection[int],
+        proposals: Collection[str] = (),
+    ) -> Dates:
+        """Return when these versions of the file and these proposals were made.
+
+        Raises:
+            Forbidden: If the actor may not read the workspace's log.
+        """
+        ...
+
+    async def pending(self, ws: Workspace, artifact_id: str) -> list[Proposal]:
+        """Return the file's pending proposals, oldest first, as the workspace lists them.
+
+        Raises:
+            Forbidden: If the actor may not read proposals.
+        """
         ...
 
 
@@ -57,3 +104,32 @@ class WorkspaceHistory:
             if before is None or revision.version < before
         ]
         return older[:limit]
+
+    async def dates(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        versions: Collection[int],
+        proposals: Collection[str] = (),
+    ) -> Dates:
+        """Return when versions and proposals were made; see :meth:`History.dates`."""
+        found = Dates()
+        for envelope in await ws.read():
+            match envelope.event:
+                case ArtifactCreated(artifact_id=artifact, version=version) if (
+                    artifact == artifact_id and version in versions
+                ):
+                    found.versions[version] = (envelope.ts, "uploaded")
+                case ArtifactChanged(artifact_id=artifact, version=version, summary=summary) if (
+                    artifact == artifact_id and version in versions
+                ):
+                    found.versions[version] = (envelope.ts, summary)
+                case ProposalCreated(proposal_id=proposal_id) if proposal_id in proposals:
+                    found.proposals[proposal_id] = envelope.ts
+                case _:
+                    pass
+        return found
+
+    async def pending(self, ws: Workspace, artifact_id: str) -> list[Proposal]:
+        """Return the file's pending proposals; see :meth:`History.pending`."""
+        return [p for p in await ws.proposals() if p.artifact_id == artifact_id]

@@ -1,19 +1,30 @@
 """SQL history: one revision by its key, a page by an index range (ADR-0026).
 
-The one place this package reads a table of artifactr's: ``artifactr_revisions``, whose primary
-key is the tenant, the workspace, the artifact and the version, through the mapped
-:class:`artifactr.sql.tables.RevisionRow` of artifactr's public ``artifactr.sql`` extra. A row's
-``body`` is the :class:`~artifactr.core.Revision` artifactr wrote, validated here as artifactr's
-own storage validates it. Each read is one statement in a tenant's transaction.
+The one place this package reads tables of artifactr's, through the mapped rows of artifactr's
+public ``artifactr.sql`` extra: ``artifactr_revisions`` (keyed by the tenant, the workspace, the
+artifact and the version), the log's ``artifactr_events`` for a file's dates, and
+``artifactr_proposals`` for a file's pending proposals. Each row is validated as artifactr's own
+storage validates it, and shown as the workspace shows it to the actor (artifactr's
+``seen_*`` rules). Each read is one statement in a tenant's transaction.
 """
 
-from artifactr.core import Revision
-from artifactr.sql.tables import RevisionRow
-from artifactr.workspace import Workspace
-from sqlalchemy import select
+from collections.abc import Collection
+
+from artifactr.core import (
+    ArtifactChanged,
+    ArtifactCreated,
+    Envelope,
+    Proposal,
+    ProposalCreated,
+    Revision,
+)
+from artifactr.core.visibility import seen_proposal, seen_revision
+from artifactr.sql.tables import EventRow, ProposalRow, RevisionRow
+from artifactr.workspace import Access, Workspace
+from sqlalchemy import and_, false, or_, select
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from artifactr.files.core.history import PAGE
+from artifactr.files.core.history import PAGE, READ_EVENTS, READ_PROPOSALS, Dates
 from artifactr.files.sql._connections import TenantConnections, finished
 
 
@@ -41,7 +52,9 @@ class SqlHistory:
         )
         async with self._connections.read(ws.tenant_id) as connection:
             body = await connection.scalar(query)
-        return None if body is None else Revision.model_validate(body)
+        if body is None:
+            return None
+        return seen_revision(Revision.model_validate(body), await ws.hidden())
 
     @finished
     async def page(
@@ -58,4 +71,77 @@ class SqlHistory:
         query = query.order_by(RevisionRow.version.desc()).limit(limit)
         async with self._connections.read(ws.tenant_id) as connection:
             bodies = (await connection.scalars(query)).all()
-        return [Revision.model_validate(body) for body in bodies]
+        hidden = await ws.hidden()
+        return [seen_revision(Revision.model_validate(body), hidden) for body in bodies]
+
+    @finished
+    async def dates(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        versions: Collection[int],
+        proposals: Collection[str] = (),
+    ) -> Dates:
+        """Return when versions and proposals were made: one statement over the log's rows.
+
+        Raises:
+            Forbidden: If the actor may not read the workspace's log.
+        """
+        await ws.check(Access(action=READ_EVENTS))
+        found = Dates()
+        if not versions and not proposals:
+            return found
+        event = EventRow.envelope
+        made = and_(
+            EventRow.event_type.in_(["artifact_created", "artifact_changed"]),
+            event[("event", "artifact_id")].as_string() == artifact_id,
+            event[("event", "version")].as_integer().in_(sorted(versions)),
+        )
+        proposed = and_(
+            EventRow.event_type == "proposal_created",
+            event[("event", "proposal_id")].as_string().in_(sorted(proposals)),
+        )
+        query = select(EventRow.envelope).where(
+            EventRow.tenant_id == ws.tenant_id,
+            EventRow.workspace_id == ws.workspace_id,
+            or_(made if versions else false(), proposed if proposals else false()),
+        )
+        async with self._connections.read(ws.tenant_id) as connection:
+            rows = (await connection.scalars(query)).all()
+        for row in rows:
+            # Only the time and the summary are shown, of a file the caller has read: nothing
+            # a hidden thread would take from the envelope.
+            envelope = Envelope.model_validate(row)
+            event = envelope.event
+            if isinstance(event, ArtifactCreated):
+                found.versions[event.version] = (envelope.ts, "uploaded")
+            elif isinstance(event, ArtifactChanged):
+                found.versions[event.version] = (envelope.ts, event.summary)
+            else:
+                assert isinstance(event, ProposalCreated)
+                found.proposals[event.proposal_id] = envelope.ts
+        return found
+
+    @finished
+    async def pending(self, ws: Workspace, artifact_id: str) -> list[Proposal]:
+        """Return the file's pending proposals, oldest first: one statement.
+
+        Raises:
+            Forbidden: If the actor may not read proposals.
+        """
+        await ws.check(Access(action=READ_PROPOSALS))
+        query = (
+            select(ProposalRow.body)
+            .where(
+                ProposalRow.tenant_id == ws.tenant_id,
+                ProposalRow.workspace_id == ws.workspace_id,
+                ProposalRow.status == "pending",
+                ProposalRow.body[("change", "artifact_id")].as_string() == artifact_id,
+            )
+            .order_by(ProposalRow.position)
+        )
+        async with self._connections.read(ws.tenant_id) as connection:
+            bodies = (await connection.scalars(query)).all()
+        hidden = await ws.hidden()
+        shown = (seen_proposal(Proposal.model_validate(body), hidden) for body in bodies)
+        return [proposal for proposal in shown if proposal is not None]

@@ -38,7 +38,7 @@ READS: dict[str, Read] = {
 }
 
 
-@pytest.mark.timeout(120)
+@pytest.mark.timeout(180)
 @pytest.mark.parametrize("read", list(READS))
 async def test_a_read_of_an_old_version_costs_the_same_whatever_the_history(
     engine: AsyncEngine, statements: Statements, read: str

@@ -112,8 +112,7 @@ class Bench:
         self.seen += 1
 
     async def measure(self, ask: Callable[[], Awaitable[object]], rounds: int) -> tuple[float, int]:
-        """Return the median seconds of ``rounds`` calls (fewer past :data:`BUDGET`), and the
-        statements of one."""
+        """Return the median seconds of up to ``rounds`` calls, and the statements of one."""
         await ask()
         times: list[float] = []
         while len(times) < rounds and sum(times) < BUDGET:

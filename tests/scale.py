@@ -7,8 +7,9 @@ revisions change the outline, and proposals propose such a change.
 """
 
 from artifactr.core import EditArtifact, JsonPatch, ProposeChange, Proposed
-from artifactr.workspace import Workspace
+from artifactr.workspace import Scope, Workspace
 
+from artifactr.files.core.blobs import Blobs
 from artifactr.files.core.manifests import NativeFile
 
 SMALL = 10
@@ -18,11 +19,24 @@ LARGE = 300
 """The size it is taken at again, and must not have grown at."""
 
 
-async def more_files(ws: Workspace, like: str, count: int, *, prefix: str = "copy") -> list[str]:
-    """Create ``count`` files whose manifests are ``like``'s but for their names; return ids."""
+async def more_files(
+    ws: Workspace, like: str, count: int, *, prefix: str = "copy", blobs: Blobs | None = None
+) -> list[str]:
+    """Create ``count`` files whose manifests are ``like``'s but for their names; return ids.
+
+    With ``blobs``, each copy gets its own copy of ``like``'s bytes, as an upload leaves them.
+    """
     model = (await ws.get(NativeFile, like)).data
+    scope = Scope(ws.tenant_id, ws.workspace_id)
+    stored = [
+        (await blobs.get(scope, like, blob.sha256) or b"", blob.media_type)
+        for blob in (model.content, model.text, model.review)
+        if blobs is not None and blob is not None
+    ]
     ids: list[str] = []
     for n in range(count):
+        if blobs is not None:
+            await blobs.put_many(scope, f"{prefix}-{n:05}", stored)
         copy = model.model_copy(update={"name": f"{prefix}-{n:05}.docx"})
         await ws.create(copy, artifact_id=f"{prefix}-{n:05}")
         ids.append(f"{prefix}-{n:05}")

@@ -13,7 +13,7 @@ import httpx2
 import pytest
 
 from artifactr.files.fastapi.portal import FILES_PAGE, HISTORY_PAGE
-from tests.fastapi.conftest import ALICE, Api
+from tests.fastapi.conftest import ALICE, Api, Dav
 from tests.fastapi.test_portal import Portal, portal_over, words
 from tests.scale import LARGE, SMALL, longer_history, more_files, proposals
 from tests.statements import Statements, whole_reads
@@ -180,6 +180,33 @@ async def test_an_old_versions_download_and_page_cost_the_same_at_10_and_300_rev
 
     async def ask() -> httpx2.Response:
         return await api.client.get(api.url(f"/{artifact_id}/versions/1/{route}"), headers=ALICE)
+
+    found = await counts(statements, grow, ask)
+    assert found[0] == found[1], found
+
+
+@pytest.mark.parametrize("asked", ["PROPFIND 0", "PROPFIND 1", "PROPFIND file", "GET"])
+async def test_webdav_costs_the_same_at_10_and_300_files(
+    dav: Dav, statements: Statements, asked: str
+) -> None:
+    api = dav.api
+    ws = await api.ws()
+    first = await api.upload()
+    await api.check_out(first)  # a lock to discover
+    made = 1
+
+    async def grow(size: int) -> None:
+        nonlocal made
+        await more_files(ws, first, size - made, prefix=f"g{size}", blobs=api.blobs)
+        made = size
+
+    async def ask() -> httpx2.Response:
+        method, _, what = asked.partition(" ")
+        name = "" if what in ("0", "1") else "contract.docx"
+        headers = {**ALICE, "depth": what if what in ("0", "1") else "0"}
+        answer = await dav.client.request(method, dav.url(name), headers=headers)
+        assert answer.status_code in (200, 207), answer.text
+        return httpx2.Response(200)
 
     found = await counts(statements, grow, ask)
     assert found[0] == found[1], found

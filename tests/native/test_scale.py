@@ -14,11 +14,12 @@ from artifactr.core import NotFound
 from artifactr.workspace import Workspace
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from artifactr.files.core.history import WorkspaceHistory
+from artifactr.files.core.history import Dates, WorkspaceHistory
 from artifactr.files.native import NativeFiles
 from artifactr.files.native.diff import revision_diff
+from artifactr.files.sql import SqlHistory
 from tests.databases import BACKENDS
-from tests.scale import LARGE, SMALL, longer_history
+from tests.scale import LARGE, SMALL, longer_history, proposals
 from tests.statements import Statements, whole_reads
 from tests.world import World, open_world, world_on
 
@@ -96,3 +97,34 @@ async def test_history_answers_as_the_workspace_does(backend: str, tmp_path: Pat
         for revision in every:
             assert await world.files.history.revision(ws, artifact_id, revision.version) == revision
         assert await world.files.history.page(ws, artifact_id) == list(reversed(every))
+
+
+async def test_the_sql_history_dates_and_proposals_agree_with_the_workspaces(
+    engine: AsyncEngine,
+) -> None:
+    world = await world_on(engine)
+    ws = await world.ws()
+    doc = await world.upload()
+    other = await world.upload(name="other.docx")
+    await longer_history(ws, doc, 4)
+    mine = await proposals(ws, doc, 2)
+    await proposals(ws, other, 1)
+    sql, through = world.files.history, WorkspaceHistory()
+    assert isinstance(sql, SqlHistory)
+
+    for history in (sql, through):
+        dates = await history.dates(ws, doc, [1, 3, 9], mine)
+        assert sorted(dates.versions) == [1, 3]
+        assert dates.versions[1][1] == "uploaded"
+        assert sorted(dates.proposals) == sorted(mine)
+        assert await history.dates(ws, doc, []) == Dates()
+        assert [p.id for p in await history.pending(ws, doc)] == mine
+        made = await history.made(ws, {doc: 4, other: 1, "nothing": 1})
+        assert made[doc][0] == dates.versions[1][0]
+        assert made[doc][1] > made[doc][0]
+        assert made[other][0] == made[other][1]
+        assert "nothing" not in made
+    assert await sql.dates(ws, doc, [1, 2, 3, 4], mine) == await through.dates(
+        ws, doc, [1, 2, 3, 4], mine
+    )
+    assert await sql.made(ws, {doc: 4, other: 1}) == await through.made(ws, {doc: 4, other: 1})

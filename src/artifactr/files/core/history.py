@@ -13,7 +13,7 @@ shows it to the actor. It also dates a file's versions and proposals without rea
 log, and lists a file's pending proposals without every other file's.
 """
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Final, Protocol
@@ -65,6 +65,18 @@ class History(Protocol):
         proposals: Collection[str] = (),
     ) -> Dates:
         """Return when these versions of the file and these proposals were made.
+
+        Raises:
+            Forbidden: If the actor may not read the workspace's log.
+        """
+        ...
+
+    async def made(
+        self, ws: Workspace, heads: Mapping[str, int]
+    ) -> dict[str, tuple[datetime, datetime]]:
+        """Return when each file was created and when its head (``heads[id]``) was made.
+
+        Exact at any age of the log. A file the log doesn't name is left out.
 
         Raises:
             Forbidden: If the actor may not read the workspace's log.
@@ -129,6 +141,21 @@ class WorkspaceHistory:
                 case _:
                     pass
         return found
+
+    async def made(
+        self, ws: Workspace, heads: Mapping[str, int]
+    ) -> dict[str, tuple[datetime, datetime]]:
+        """Return when files were created and their heads made; see :meth:`History.made`."""
+        created: dict[str, datetime] = {}
+        modified: dict[str, datetime] = {}
+        for envelope in await ws.read():
+            event = envelope.event
+            if isinstance(event, ArtifactCreated | ArtifactChanged) and event.artifact_id in heads:
+                if isinstance(event, ArtifactCreated):
+                    created[event.artifact_id] = envelope.ts
+                if event.version == heads[event.artifact_id]:
+                    modified[event.artifact_id] = envelope.ts
+        return {aid: (made, modified.get(aid, made)) for aid, made in created.items()}
 
     async def pending(self, ws: Workspace, artifact_id: str) -> list[Proposal]:
         """Return the file's pending proposals; see :meth:`History.pending`."""

@@ -8,7 +8,9 @@ storage validates it, and shown as the workspace shows it to the actor (artifact
 ``seen_*`` rules). Each read is one statement in a tenant's transaction.
 """
 
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
+from datetime import datetime
+from typing import Final
 
 from artifactr.core import (
     ArtifactChanged,
@@ -21,11 +23,14 @@ from artifactr.core import (
 from artifactr.core.visibility import seen_proposal, seen_revision
 from artifactr.sql.tables import EventRow, ProposalRow, RevisionRow
 from artifactr.workspace import Access, Workspace
-from sqlalchemy import and_, false, or_, select
+from sqlalchemy import and_, false, or_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files.core.history import PAGE, READ_EVENTS, READ_PROPOSALS, Dates
 from artifactr.files.sql._connections import TenantConnections, finished
+
+MADE_BATCH: Final = 4_000
+"""How many files one statement of :meth:`SqlHistory.made` dates: three parameters each."""
 
 
 class SqlHistory:
@@ -121,6 +126,52 @@ class SqlHistory:
                 assert isinstance(event, ProposalCreated)
                 found.proposals[event.proposal_id] = envelope.ts
         return found
+
+    @finished
+    async def made(
+        self, ws: Workspace, heads: Mapping[str, int]
+    ) -> dict[str, tuple[datetime, datetime]]:
+        """Return when files were created and their heads made: a statement a batch of files.
+
+        Each statement reads the files' creations and their heads' changes alone, by the
+        events' artifact and version, never the rest of the log.
+
+        Raises:
+            Forbidden: If the actor may not read the workspace's log.
+        """
+        await ws.check(Access(action=READ_EVENTS))
+        event = EventRow.envelope
+        artifact = event[("event", "artifact_id")].as_string()
+        version = event[("event", "version")].as_integer()
+        created: dict[str, datetime] = {}
+        modified: dict[str, datetime] = {}
+        wanted = sorted(heads.items())
+        async with self._connections.read(ws.tenant_id) as connection:
+            for start in range(0, len(wanted), MADE_BATCH):
+                batch = wanted[start : start + MADE_BATCH]
+                query = select(EventRow.envelope).where(
+                    EventRow.tenant_id == ws.tenant_id,
+                    EventRow.workspace_id == ws.workspace_id,
+                    or_(
+                        and_(
+                            EventRow.event_type == "artifact_created",
+                            artifact.in_([aid for aid, _ in batch]),
+                        ),
+                        and_(
+                            EventRow.event_type == "artifact_changed",
+                            tuple_(artifact, version).in_(batch),
+                        ),
+                    ),
+                )
+                for row in (await connection.scalars(query)).all():
+                    envelope = Envelope.model_validate(row)
+                    made = envelope.event
+                    assert isinstance(made, ArtifactCreated | ArtifactChanged)
+                    if isinstance(made, ArtifactCreated):
+                        created[made.artifact_id] = envelope.ts
+                    if made.version == heads[made.artifact_id]:
+                        modified[made.artifact_id] = envelope.ts
+        return {aid: (made, modified.get(aid, made)) for aid, made in created.items()}
 
     @finished
     async def pending(self, ws: Workspace, artifact_id: str) -> list[Proposal]:

@@ -124,6 +124,7 @@ async def test_the_sql_history_dates_and_proposals_agree_with_the_workspaces(
         assert made[doc][1] > made[doc][0]
         assert made[other][0] == made[other][1]
         assert "nothing" not in made
+        assert list(await history.made(ws, {other: 1})) == [other]
     assert await sql.dates(ws, doc, [1, 2, 3, 4], mine) == await through.dates(
         ws, doc, [1, 2, 3, 4], mine
     )

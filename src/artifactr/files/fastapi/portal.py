@@ -530,7 +530,7 @@ def portal_router(
         known = await files.history.dates(
             ws, artifact_id, [r.version for r in revisions], [p.id for p in pending]
         )
-        oldest = revisions[-1].version if revisions else 1
+        oldest = revisions[-1].version  # a file has its first version; ``before`` is 2 or more
         link = urls(request, ws)
         ends = lease is not None and not mine and editor and await may(ws, ARCHIVE, artifact_id)
         return {

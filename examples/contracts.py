@@ -58,6 +58,7 @@ from artifactr.files import (
     NativeFiles,
     SqlBlobs,
     SqlCheckouts,
+    SqlHistory,
     SqlLeases,
     SqlRenders,
     WordDocument,
@@ -167,6 +168,7 @@ def create_app(
         leases=SqlLeases(engine),
         checkouts=SqlCheckouts(engine),
         renders=SqlRenders(engine),
+        history=SqlHistory(engine),
         integrations=switch,
     )
     workspaces = Workspaces(

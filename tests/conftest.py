@@ -9,6 +9,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from tests.databases import SQL_BACKENDS, sql_engine
 from tests.seaweed import SeaweedFS, seaweedfs
+from tests.statements import Statements
 
 settings.register_profile(
     "bounded",
@@ -49,3 +50,9 @@ def seaweed() -> Iterator[SeaweedFS]:
     with seaweedfs() as store:
         store.bucket("blobs")
         yield store
+
+
+@pytest.fixture
+def statements(engine: AsyncEngine) -> Statements:
+    """Counts the SQL statements the test's engine runs inside ``statements.counting()``."""
+    return Statements(engine)

@@ -29,7 +29,7 @@ from artifactr.files.core.leases import Leases
 from artifactr.files.core.manifests import NativeFile
 from artifactr.files.core.renders import InMemoryRenders, Renders
 from artifactr.files.native import NativeFiles
-from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
+from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlHistory, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
 from tests.clock import Clock
 from tests.databases import sql_engine
@@ -189,6 +189,7 @@ async def world_on(engine: AsyncEngine, *, clock: Clock | None = None, **options
         SqlCheckouts(engine),
         SqlRenders(engine),
         clock=clock,
+        history=SqlHistory(engine),
         **options,
     )
 

@@ -41,7 +41,7 @@ GENERIC_TOOLS = [
     "list_artifacts",
     "read_artifact",
 ]
-NATIVE_TOOLS = ["edit_native", "find_commands", "read_native", "read_review"]
+NATIVE_TOOLS = ["edit_native", "find_commands", "list_files", "read_native", "read_review"]
 REPLACE = [{"command": "edit.replaceAll", "params": {"text": "fox", "with": "cat"}}]
 
 

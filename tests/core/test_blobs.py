@@ -24,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files import FileTooLarge, InMemoryBlobs, InMemoryRenders, RenderKey
 from artifactr.files.core.blobs import CHUNK_SIZE, Blobs
+from artifactr.files.core.manifests import Blob
 from artifactr.files.core.renders import Renders
 from artifactr.files.sql import SqlBlobs, SqlRenders, migrate
 from artifactr.files.sql import blobs as sql_blobs
@@ -639,3 +640,24 @@ async def test_a_large_blob_is_put_and_read_in_flat_memory_on_sqlite(tmp_path: P
     assert (blob.size, total, digest.hexdigest()) == (size, size, blob.sha256)
     assert put_peak < 32 * MiB
     assert read_peak < 32 * MiB
+
+
+async def test_many_blobs_are_stated_at_once_and_a_missing_one_left_out(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Batches of two, so the SQL adapter's batching is crossed too.
+    monkeypatch.setattr(sql_blobs, "STAT_BATCH", 2)
+    first, second, third = noise(10, 1), noise(20, 2), noise(30, 3)
+    await store.blobs.put_many(SCOPE, "a1", [(first, "text/plain"), (second, "image/png")])
+    await store.blobs.put_many(SCOPE, "a2", [(third, "text/plain")])
+
+    found = await store.blobs.stat_many(
+        SCOPE, [("a1", sha(first)), ("a1", sha(second)), ("a2", sha(third)), ("a2", sha(first))]
+    )
+
+    assert found == {
+        ("a1", sha(first)): Blob(sha256=sha(first), size=10, media_type="text/plain"),
+        ("a1", sha(second)): Blob(sha256=sha(second), size=20, media_type="image/png"),
+        ("a2", sha(third)): Blob(sha256=sha(third), size=30, media_type="text/plain"),
+    }
+    assert await store.blobs.stat_many(SCOPE, []) == {}

@@ -221,3 +221,15 @@ async def test_of_many_processes_racing_for_a_free_lease_exactly_one_takes_it(
     winners = [lease for lease in won if lease is not None]
     assert len(winners) == 1
     assert await SqlLeases(migrated).current(SCOPE, "a1") == winners[0]
+
+
+async def test_the_live_leases_of_a_scope_are_read_at_once(held: Held) -> None:
+    first = await held.leases.acquire(SCOPE, "a1", "edit:1", TTL)
+    await held.leases.acquire(SCOPE, "a2", "edit:2", timedelta(seconds=5))
+    third = await held.leases.acquire(SCOPE, "a3", "checkout:c1:user:bob", timedelta(hours=8))
+    await held.leases.acquire(Scope("t1", "w2"), "a1", "edit:other", TTL)
+    await held.leases.acquire(Scope("t2", "w1"), "a9", "edit:other", TTL)
+    held.clock.advance(timedelta(seconds=5))  # a2's lease has just ended
+
+    assert await held.leases.live(SCOPE) == {"a1": first, "a3": third}
+    assert await held.leases.live(Scope("w", "none")) == {}

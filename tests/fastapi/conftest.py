@@ -22,7 +22,7 @@ from artifactr.files.fastapi.capability import Capabilities
 from artifactr.files.fastapi.router import files_router
 from artifactr.files.fastapi.webdav import file_link, webdav_router
 from artifactr.files.native import NativeFiles
-from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
+from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlHistory, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
 from tests.clock import Clock
 from tests.documents import build_docx
@@ -142,6 +142,7 @@ async def open_api(
         clock=clock,
         authorize=allow,
         hidden=hides,
+        history=SqlHistory(db),
         **options,
     )
     transport = httpx2.ASGITransport(app=build_app(usual.files, usual.workspaces))

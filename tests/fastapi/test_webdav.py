@@ -9,18 +9,27 @@ as a missing one, and hostile XML bodies refused before anything is read. Locks 
 
 import base64
 import xml.etree.ElementTree as ET
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
+from email.utils import format_datetime
 
 import httpx2
 import jwt
 import pytest
-from artifactr.core import Actor, AgentActor, Forbidden, InvalidState, NotFound, UserActor
+from artifactr.core import (
+    Actor,
+    AgentActor,
+    ArtifactChanged,
+    ArtifactCreated,
+    Forbidden,
+    InvalidState,
+    NotFound,
+    UserActor,
+)
 from artifactr.fastapi import Unauthorized
 from starlette.requests import Request
 
 from artifactr.files.core.errors import FileTooLarge, UnsafeFile
 from artifactr.files.core.leases import ArtifactBusy
-from artifactr.files.fastapi import webdav
 from artifactr.files.fastapi.capability import Capabilities
 from artifactr.files.fastapi.dav_xml import MAX_BODY, MAX_DEPTH, MAX_ELEMENTS, MalformedXml
 from artifactr.files.fastapi.webdav import (
@@ -42,6 +51,7 @@ from tests.fastapi.conftest import (
     build_app,
     resolve_actor,
 )
+from tests.scale import longer_history
 
 D = "{DAV:}"
 PROPFIND_ALL = b'<?xml version="1.0"?><D:propfind xmlns:D="DAV:"><D:allprop/></D:propfind>'
@@ -519,19 +529,22 @@ async def test_names_without_an_extension_are_made_unique_too(dav: Dav) -> None:
     assert "/dav/workspaces/w1/Notes%20%282%29" in listed
 
 
-async def test_times_are_read_from_the_log_a_page_at_a_time_or_fixed_when_it_is_refused(
-    dav: Dav, monkeypatch: pytest.MonkeyPatch
+async def test_times_are_the_logs_exact_at_any_age_or_fixed_when_it_is_refused(
+    dav: Dav,
 ) -> None:
-    await dav.api.upload()
+    first = await dav.api.upload()
     await dav.api.upload(name="other.docx")
-    whole = props(await propfind(dav, dav.url(), depth="1"))
-    monkeypatch.setattr(webdav, "LOG_PAGE", 1)
-    paged = props(await propfind(dav, dav.url(), depth="1"))
+    ws = await dav.api.ws()
+    await longer_history(ws, first, 4)  # the head is made after the creation, in the log
+    log = {
+        (e.event.artifact_id, e.event.version): e.ts
+        for e in await ws.read()
+        if isinstance(e.event, ArtifactCreated | ArtifactChanged)
+    }
+    listed = props(await propfind(dav, dav.url(), depth="1"))
     href = "/dav/workspaces/w1/contract.docx"
-    assert paged[href]["creationdate"].text == whole[href]["creationdate"].text
-    monkeypatch.setattr(webdav, "LOG_PAGES", 1)
-    short = props(await propfind(dav, dav.url(), depth="1"))
-    assert short[href]["creationdate"].text is not None
+    assert listed[href]["creationdate"].text == _second(log[first, 1])
+    assert listed[href]["getlastmodified"].text == format_datetime(log[first, 4], usegmt=True)
     carol = props(await propfind(dav, dav.url("contract.docx"), who={"x-user": "carol"}))
     assert carol[href]["getlastmodified"].text == "Thu, 01 Jan 1970 00:00:00 GMT"
 
@@ -542,3 +555,7 @@ def test_a_token_whose_expiry_is_not_a_number_is_refused() -> None:
     token = jwt.encode(claims, SECRET.encode(), algorithm="HS256")
     with pytest.raises(Unauthorized):
         links.read(token)
+
+
+def _second(moment: datetime) -> str:
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -18,6 +18,7 @@ from mcp.types import ImageContent, TextContent
 from artifactr.files import AppCommand, WordDocument
 from artifactr.files.agent.wording import (
     EDIT_NATIVE,
+    FILES,
     FIND_COMMANDS,
     READ_CHARS,
     READ_NATIVE,
@@ -32,7 +33,14 @@ from tests.documents import build_docx
 from tests.mcp.conftest import CLAUDE, Server, call, refusal, text
 from tests.world import chunks
 
-NATIVE_TOOLS = ["read_native", "read_review", "find_commands", "edit_native", "view_page"]
+NATIVE_TOOLS = [
+    "list_files",
+    "read_native",
+    "read_review",
+    "find_commands",
+    "edit_native",
+    "view_page",
+]
 REPLACE = [{"command": "edit.replaceAll", "params": {"text": "fox", "with": "cat"}}]
 
 
@@ -49,13 +57,13 @@ def edit(doc: str, base_version: int = 1, commands: object = None) -> dict[str, 
 # ─── the tools ────────────────────────────────────────────────────────────────
 
 
-async def test_the_five_tools_are_listed_with_the_toolsets_words(server: Server) -> None:
+async def test_the_six_tools_are_listed_with_the_toolsets_words(server: Server) -> None:
     async with server.client() as client:
         listed = {tool.name: tool for tool in (await client.list_tools()).tools}
 
     assert set(NATIVE_TOOLS) <= set(listed)
     assert {"read_artifact", "edit_artifact"} <= set(listed)  # the server's own stay
-    for words in (READ_NATIVE, READ_REVIEW, FIND_COMMANDS, EDIT_NATIVE, VIEW_PAGE):
+    for words in (FILES, READ_NATIVE, READ_REVIEW, FIND_COMMANDS, EDIT_NATIVE, VIEW_PAGE):
         tool = listed[words.name]
         assert tool.description == words.description
         properties = tool.input_schema["properties"]
@@ -445,3 +453,19 @@ async def test_a_hidden_file_is_answered_as_a_missing_one(server: Server) -> Non
     for tool, result in results.items():
         assert refusal(result) == f"{tool} did nothing, as some arguments are wrong:\n{missing}"
     assert await (await server.ws()).proposals() == []
+
+
+async def test_the_files_are_listed_a_page_at_a_time_as_the_toolset_lists_them(
+    server: Server,
+) -> None:
+    doc = await server.upload()
+    async with server.client() as client:
+        answer = text(await call(client, "list_files"))
+        past = refusal(await call(client, "list_files", start=5))
+
+    assert answer == (
+        f"Files 1-1 of 1; that is the last of them.\n{doc} (word_document, v1) 'report.docx', "
+        + answer.rsplit(", ", 1)[1]
+    )
+    assert answer.endswith(" bytes")
+    assert "start: 5 is past the end, as there are 1 files" in past

@@ -8,10 +8,9 @@ revision is a JSON Patch that first tests the content digest it was made from::
 
 The top level holds what an application uses. The adapters that need an extra load when first
 used, and a missing extra is an :class:`ImportError` that names it: ``SqlBlobs``,
-``SqlCheckouts``, ``SqlLeases``, ``SqlRenders`` (``sqlite`` or ``postgres``), ``S3Blobs``
-(``s3``), ``files_router``
-(``fastapi``), ``Subprocess`` and ``Worker`` (``worker``), ``native_file_tools``. The MCP tools
-are :mod:`artifactr.files.mcp` (``mcp``).
+``SqlCheckouts``, ``SqlHistory``, ``SqlLeases``, ``SqlRenders`` (``sqlite`` or ``postgres``),
+``S3Blobs`` (``s3``), ``files_router`` (``fastapi``), ``Subprocess`` and ``Worker``
+(``worker``), ``native_file_tools``. The MCP tools are :mod:`artifactr.files.mcp` (``mcp``).
 """
 
 import importlib
@@ -43,6 +42,7 @@ from artifactr.files.core.errors import (
     UnsafeFile,
 )
 from artifactr.files.core.fingerprint import fingerprint
+from artifactr.files.core.history import History, WorkspaceHistory
 from artifactr.files.core.integrations import InMemoryIntegrations, Integrations, integration_gate
 from artifactr.files.core.leases import (
     ArtifactBusy,
@@ -81,6 +81,7 @@ if TYPE_CHECKING:
     from artifactr.files.s3 import S3Blobs as S3Blobs
     from artifactr.files.sql import SqlBlobs as SqlBlobs
     from artifactr.files.sql import SqlCheckouts as SqlCheckouts
+    from artifactr.files.sql import SqlHistory as SqlHistory
     from artifactr.files.sql import SqlLeases as SqlLeases
     from artifactr.files.sql import SqlRenders as SqlRenders
 
@@ -92,6 +93,7 @@ _S3: Final = "the 's3' extra: pip install 'artifactr-files-ai[s3]'"
 EXTRAS: Final[dict[str, tuple[str, str]]] = {
     "SqlBlobs": ("artifactr.files.sql", _SQL),
     "SqlCheckouts": ("artifactr.files.sql", _SQL),
+    "SqlHistory": ("artifactr.files.sql", _SQL),
     "SqlLeases": ("artifactr.files.sql", _SQL),
     "SqlRenders": ("artifactr.files.sql", _SQL),
     "S3Blobs": ("artifactr.files.s3", _S3),
@@ -159,6 +161,7 @@ __all__ = [
     "Edited",
     "FakeApp",
     "FileTooLarge",
+    "History",
     "InMemoryBlobs",
     "InMemoryCheckouts",
     "InMemoryIntegrations",
@@ -181,6 +184,7 @@ __all__ = [
     "Unchanged",
     "UnsafeFile",
     "WordDocument",
+    "WorkspaceHistory",
     "ZipLimits",
     "artifact_lease",
     "fingerprint",

@@ -112,6 +112,27 @@ class _Head:
         return wording.title(self.artifact_id, self.data.kind, self.version, self.data.name)
 
 
+async def list_files(ws: Workspace, start: int) -> str:
+    """Return a page of the workspace's native files, :data:`~wording.LIST_FILES` at most.
+
+    One read of the workspace's files, however many it holds; the answer names
+    ``LIST_FILES`` of them, with the total and where to go on.
+
+    Raises:
+        WrongArguments: If ``start`` is out of range.
+    """
+    every = await ws.artifacts(NativeFile)
+    problems: list[str] = []
+    _check_start(start, len(every), "files", known=True, problems=problems)
+    if problems:
+        raise WrongArguments(wording.FILES.name, problems)
+    lines = [
+        f"{wording.title(a.id, a.data.kind, a.version, a.data.name)}, {a.data.content.size:,} bytes"
+        for a in every[start : start + wording.LIST_FILES]
+    ]
+    return wording.file_page(start, len(every), lines)
+
+
 async def read_native(
     ws: Workspace, files: NativeFiles, artifact_id: str, start: int, *, follow: Follow
 ) -> str:

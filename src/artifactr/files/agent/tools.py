@@ -2,8 +2,8 @@
 
 :func:`native_file_tools` is a pydantic-ai toolset over the run's
 :class:`~artifactr.agent.Session`, beside the :class:`~artifactr.agent.ArtifactWorkspace`
-capability: ``read_native``, ``read_review``, ``find_commands``, ``edit_native`` and, with
-``view=True``, ``view_page``::
+capability: ``list_files``, ``read_native``, ``read_review``, ``find_commands``,
+``edit_native`` and, with ``view=True``, ``view_page``::
 
     agent = Agent(
         model,
@@ -57,7 +57,8 @@ model that keeps sending what is refused fails its run.
 def native_file_tools(files: NativeFiles, *, view: bool = False) -> AbstractToolset[Session[Any]]:
     """Return the agent's tools for native files, offered only while the app is on.
 
-    The tools are a ``FunctionToolset`` (``read_native``, ``read_review``, ``find_commands``,
+    The tools are a ``FunctionToolset`` (``list_files``, ``read_native``, ``read_review``,
+    ``find_commands``,
     ``edit_native``, and ``view_page`` with ``view``), each allowed :data:`MAX_RETRIES` retries,
     wrapped by a prepare step that hides them all from a step where the app is off. Their
     descriptions are :mod:`~artifactr.files.agent.wording`'s.
@@ -70,6 +71,12 @@ def native_file_tools(files: NativeFiles, *, view: bool = False) -> AbstractTool
     toolset = FunctionToolset[Session[Any]](
         max_retries=MAX_RETRIES, docstring_format="google", require_parameter_descriptions=True
     )
+
+    @toolset.tool
+    @_worded(wording.FILES)
+    async def list_files(ctx: RunContext[Session[Any]], start: int = 0) -> str:
+        with _surfaced():
+            return await operations.list_files(ctx.deps.workspace, start)
 
     @toolset.tool
     @_worded(wording.READ_NATIVE)

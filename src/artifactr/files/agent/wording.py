@@ -19,6 +19,9 @@ READ_CHARS: Final = 8_000
 REVIEW_ITEMS: Final = 50
 """How many comments and tracked changes ``read_review`` gives a call."""
 
+LIST_FILES: Final = 50
+"""How many files ``list_files`` gives a call (issue 41)."""
+
 MAX_COMMANDS: Final = 10
 """How many of the app's commands ``find_commands`` lists."""
 
@@ -72,6 +75,16 @@ READ_NATIVE: Final = ToolWording(
         "artifact_id": f"The native file ({NATIVE_FILE}) to read.",
         "start": "The character to read from: 0 at first, then the start each answer gives,\n"
         "until it says the text has ended.",
+    },
+)
+
+FILES: Final = ToolWording(
+    "list_files",
+    f"List the workspace's native files, {LIST_FILES} a call, oldest first.\n\n"
+    "Each line is a file: its id, kind, version and name, then its size. The answer says\n"
+    "which files it shows of how many, and the start to ask for the next ones with.",
+    {
+        "start": "The file to list from: 0 at first, then the start each answer gives.",
     },
 )
 
@@ -296,6 +309,19 @@ def page_past_end(artifact_id: str, pages: int, page: int) -> str:
 def title(artifact_id: str, kind: str, version: int, name: str) -> str:
     """Return how an answer names a file: id, kind, version and name."""
     return f"{artifact_id} ({kind}, v{version}) {name!r}"
+
+
+def file_page(start: int, total: int, lines: Sequence[str]) -> str:
+    """Return a page of the workspace's files, one a line, saying how to ask for more."""
+    if not total:
+        return "There are no native files here."
+    end = start + len(lines)
+    shown = f"Files {start + 1}-{end} of {total:,}" if lines else f"No files past {total:,}"
+    onward = (
+        f"ask for the next page with start={end}." if end < total else "that is the last of them."
+    )
+    listed = "".join(f"\n{line}" for line in lines)
+    return f"{shown}; {onward}{listed}"
 
 
 def text_page(

@@ -71,6 +71,16 @@ class Blobs(Protocol):
         """
         ...
 
+    async def stat_many(
+        self, scope: Scope, blobs: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], Blob]:
+        """Return the store's records of many blobs, by ``(artifact_id, sha256)``, at once.
+
+        A blob the store lacks is left out. A listing of many files reports each one's bytes
+        from this one read (issue 41), as :meth:`stat` reports one file's.
+        """
+        ...
+
     def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
         """Return a blob's bytes as chunks of at most :data:`CHUNK_SIZE`, in bounded memory.
 
@@ -175,6 +185,17 @@ class InMemoryBlobs:
             return None
         data, media_type, _ = found
         return Blob(sha256=sha256, size=len(data), media_type=media_type)
+
+    async def stat_many(
+        self, scope: Scope, blobs: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], Blob]:
+        """Return many blobs' records; see :meth:`Blobs.stat_many`."""
+        found: dict[tuple[str, str], Blob] = {}
+        for artifact_id, sha256 in blobs:
+            record = await self.stat(scope, artifact_id, sha256)
+            if record is not None:
+                found[artifact_id, sha256] = record
+        return found
 
     async def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
         """Yield a blob's bytes in chunks; see :meth:`Blobs.read`."""

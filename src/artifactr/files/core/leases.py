@@ -89,6 +89,14 @@ class Leases(Protocol):
         """End the lease if ``holder`` holds it (expired or not); return whether it did."""
         ...
 
+    async def live(self, scope: Scope) -> dict[str, ArtifactLease]:
+        """Return the scope's live leases by artifact id: one read, however many files it has.
+
+        A list of files shows each one's lease from this read alone (issue 41). It is no check
+        of access: the caller shows only the leases of files its workspace handle listed.
+        """
+        ...
+
 
 class InMemoryLeases:
     """Leases in a dict, on an injectable clock.
@@ -130,6 +138,16 @@ class InMemoryLeases:
             return False
         del self._leases[key]
         return True
+
+    async def live(self, scope: Scope) -> dict[str, ArtifactLease]:
+        """Return the scope's live leases; see :meth:`Leases.live`."""
+        now = self._clock()
+        return {
+            lease.artifact_id: lease
+            for (tenant, workspace, _), lease in self._leases.items()
+            if (tenant, workspace) == (scope.tenant_id, scope.workspace_id)
+            and lease.expires_at > now
+        }
 
 
 def scope_of(ws: Workspace) -> Scope:

@@ -52,7 +52,7 @@ from collections.abc import (
     Mapping,
     Sequence,
 )
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime, tzinfo
 from importlib.resources import files as package_files
 from typing import Annotated, Any, Final, Literal
@@ -60,14 +60,12 @@ from urllib.parse import quote, urlencode
 
 from artifactr.core import (
     Actor,
-    ArtifactChanged,
-    ArtifactCreated,
     EditArtifact,
     NotFound,
     Proposal,
-    ProposalCreated,
     Rejection,
     RespondToProposal,
+    Revision,
     UserActor,
 )
 from artifactr.fastapi import STATUS_CODES, ResolveActor, Unauthorized
@@ -81,6 +79,7 @@ from starlette.templating import Jinja2Templates
 
 from artifactr.files.core.clock import rfc3339, utc_now
 from artifactr.files.core.errors import AppFailure, UnsafeFile
+from artifactr.files.core.history import Dates
 from artifactr.files.core.leases import ArtifactBusy, scope_of
 from artifactr.files.core.manifests import Blob, NativeFile, Presentation, Spreadsheet
 from artifactr.files.fastapi.bodies import FormRefused, read_body
@@ -117,6 +116,12 @@ FULL_SCALE: Final = 1.0
 
 MAX_PREVIEWS: Final = 12
 """How many pages a file's page previews."""
+
+FILES_PAGE: Final = 50
+"""How many files the file list shows a page (issue 41)."""
+
+HISTORY_PAGE: Final = 50
+"""How many versions a file's page shows of its history a page, newest first (issue 41)."""
 
 MAX_KEPT_SUMMARY: Final = 1_000
 """The most of a refused check-in's summary the notice keeps, in characters."""
@@ -243,16 +248,6 @@ class _Dated:
     by: str
     at: datetime | None
     summary: str
-
-
-@dataclass
-class _Timeline:
-    """A file's revisions and the workspace's proposals, when each was made and its summary."""
-
-    versions: dict[int, tuple[datetime, str]] = field(
-        default_factory=dict[int, tuple[datetime, str]]
-    )
-    proposals: dict[str, datetime] = field(default_factory=dict[str, datetime])
 
 
 # ─── the router ───────────────────────────────────────────────────────────────
@@ -426,27 +421,9 @@ def portal_router(
             return False
         return True
 
-    async def timeline(ws: Workspace, artifact_id: str) -> _Timeline:
-        found = _Timeline()
-        for envelope in await ws.read():
-            match envelope.event:
-                case ArtifactCreated(artifact_id=artifact, version=version) if (
-                    artifact == artifact_id
-                ):
-                    found.versions[version] = (envelope.ts, "uploaded")
-                case ArtifactChanged(artifact_id=artifact, version=version, summary=summary) if (
-                    artifact == artifact_id
-                ):
-                    found.versions[version] = (envelope.ts, summary)
-                case ProposalCreated(proposal_id=proposal_id):
-                    found.proposals[proposal_id] = envelope.ts
-                case _:
-                    pass
-        return found
-
-    async def history(ws: Workspace, artifact_id: str, known: _Timeline) -> list[dict[str, Any]]:
+    def history(revisions: Sequence[Revision], known: Dates) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
-        for revision in reversed(await ws.revisions(artifact_id)):
+        for revision in revisions:
             moment, summary = known.versions.get(revision.version, (None, ""))
             rows.append(
                 {
@@ -457,7 +434,7 @@ def portal_router(
             )
         return rows
 
-    def dated(proposal: Proposal, known: _Timeline) -> _Dated:
+    def dated(proposal: Proposal, known: Dates) -> _Dated:
         change = proposal.change
         summary = change.summary if isinstance(change, EditArtifact) else ""
         moment = known.proposals.get(proposal.id)
@@ -491,41 +468,71 @@ def portal_router(
         return response
 
     @router.get("/workspaces/{workspace_id}/files", name="portal_files")
-    async def file_list(request: Request, ws: Workspace = current) -> Response:
+    async def file_list(
+        request: Request,
+        ws: Workspace = current,
+        start: Annotated[int, Query(ge=0)] = 0,
+    ) -> Response:
+        # One read of the files and one of the workspace's live leases, whatever it holds.
+        every = await ws.artifacts(NativeFile)
+        shown = every[start : start + FILES_PAGE]
+        leases = await files.leases.live(scope_of(ws)) if shown else {}
+        link = urls(request, ws)
         rows: list[dict[str, object]] = []
-        for artifact in await ws.artifacts(NativeFile):
-            lease = await files.lease(ws, artifact.id)
+        for artifact in shown:
+            lease = leases.get(artifact.id)
             held = "free" if lease is None else f"held by {name_of(_participant(lease.holder))}"
             rows.append(
                 {
-                    "href": urls(request, ws).file(artifact.id),
+                    "href": link.file(artifact.id),
                     "name": artifact.data.name,
                     "size": _size(artifact.data.content.size),
                     "version": artifact.version,
                     "held": held,
                 }
             )
-        title = f"Files in {ws.workspace_id}"
-        context = {"title": title, "workspace_id": ws.workspace_id, "rows": rows}
+        later = start + FILES_PAGE
+        context = {
+            "title": f"Files in {ws.workspace_id}",
+            "workspace_id": ws.workspace_id,
+            "rows": rows,
+            "shown": f"files {start + 1}-{start + len(rows)} of {len(every)}" if rows else "",
+            "earlier": link.files(max(start - FILES_PAGE, 0)) if start else "",
+            "later": link.files(later) if later < len(every) else "",
+            "total": len(every),
+            "first": link.files(),
+        }
         return render(request, "files.html", context, ws.actor)
 
     @router.get("/workspaces/{workspace_id}/files/{artifact_id}", name="portal_file")
-    async def one_file(request: Request, artifact_id: str, ws: Workspace = current) -> Response:
+    async def one_file(
+        request: Request,
+        artifact_id: str,
+        ws: Workspace = current,
+        before: Annotated[int | None, Query(ge=2)] = None,
+    ) -> Response:
         try:
-            context = await file_context(request, ws, artifact_id)
+            context = await file_context(request, ws, artifact_id, before)
         except (Rejection, AppFailure) as problem:
             return refused(request, ws.actor, problem)
         return render(request, "file.html", context, ws.actor)
 
-    async def file_context(request: Request, ws: Workspace, artifact_id: str) -> dict[str, object]:
+    async def file_context(
+        request: Request, ws: Workspace, artifact_id: str, before: int | None = None
+    ) -> dict[str, object]:
         version, manifest = await files.manifest(ws, artifact_id)
         lease = await files.lease(ws, artifact_id)
         editor = await may(ws, EDIT, artifact_id)
         mine = lease is not None and _participant(lease.holder) == ws.actor.participant
         lapsed = [] if not editor or mine else await files.open_checkouts(ws, artifact_id)
-        pending = [p for p in await ws.proposals() if p.artifact_id == artifact_id]
+        pending = await files.history.pending(ws, artifact_id)
         links = [] if editor_links is None else list(await editor_links(ws, artifact_id, manifest))
-        known = await timeline(ws, artifact_id)
+        revisions = await files.history.page(ws, artifact_id, before=before, limit=HISTORY_PAGE)
+        known = await files.history.dates(
+            ws, artifact_id, [r.version for r in revisions], [p.id for p in pending]
+        )
+        oldest = revisions[-1].version  # a file has its first version; ``before`` is 2 or more
+        link = urls(request, ws)
         ends = lease is not None and not mine and editor and await may(ws, ARCHIVE, artifact_id)
         session = None if lease is None else await editor_session(ws, lease.holder)
         broken = await files.ended_by_others(ws, artifact_id) if editor else []
@@ -548,7 +555,9 @@ def portal_router(
             "previews": range(1, min(manifest.pages or 0, MAX_PREVIEWS) + 1),
             "preview_scale": PREVIEW_SCALE,
             "full_scale": FULL_SCALE,
-            "revisions": await history(ws, artifact_id, known),
+            "revisions": history(revisions, known),
+            "older": link.file(artifact_id, before=oldest) if oldest > 1 else "",
+            "newest": link.file(artifact_id) if before is not None else "",
             "proposals": [
                 {
                     "proposal": proposal,
@@ -571,6 +580,20 @@ def portal_router(
         if record is None or record.lock is None:
             return None
         return "a desktop editor" if personal_lock(record.lock) else "the browser editor"
+
+    async def made_since(
+        ws: Workspace, artifact_id: str, made_on: str, head: int
+    ) -> tuple[list[Revision], int]:
+        since: list[Revision] = []
+        before: int | None = head + 1
+        while before is not None:
+            page = await files.history.page(ws, artifact_id, before=before, limit=HISTORY_PAGE)
+            for revision in page:
+                if _content_digest(revision.data) == made_on:
+                    return since, revision.version
+                since.append(revision)
+            before = page[-1].version if len(page) == HISTORY_PAGE else None
+        return since, 0
 
     def diff_context(link: "_Urls", found: FileDiff, manifest: NativeFile) -> dict[str, object]:
         return {
@@ -617,17 +640,18 @@ def portal_router(
             _, base, after = await files.proposed(ws, artifact_id, proposal_id)
         except (Rejection, AppFailure) as problem:
             return refused(request, ws.actor, problem)
-        known = await timeline(ws, artifact_id)
-        rows = await history(ws, artifact_id, known)
         made_on = after.provenance.base
-        undone: list[dict[str, Any]] = []
         made_from = found.before_version
+        since: list[Revision] = []
         if made_on is not None and made_on != base.content.sha256:
             # A stale check-in: the file it replaces the head with was edited from an older
-            # version, so accepting it undoes what changed since (ADR-0004).
-            older = [row for row in rows if row["sha256"] == made_on]
-            made_from = older[0]["version"] if older else 0
-            undone = [row for row in reversed(rows) if made_from < row["version"] <= version]
+            # version, so accepting it undoes what changed since (ADR-0004). The history is
+            # read back a page at a time to that version: what the page shows, no further.
+            since, made_from = await made_since(ws, artifact_id, made_on, version)
+        known = await files.history.dates(
+            ws, artifact_id, [r.version for r in since], [proposal_id]
+        )
+        undone = list(reversed(history(since, known)))
         context = {
             "title": f"{manifest.name}: proposed on version {found.before_version}",
             "back_label": manifest.name,
@@ -935,11 +959,13 @@ class _Urls:
             name, workspace_id=quote(self._workspace, safe=""), **quoted
         ).path
 
-    def files(self) -> str:
-        return self._path("portal_files")
+    def files(self, start: int = 0) -> str:
+        path = self._path("portal_files")
+        return f"{path}?{urlencode({'start': start})}" if start else path
 
-    def file(self, artifact_id: str) -> str:
-        return self._path("portal_file", artifact_id=artifact_id)
+    def file(self, artifact_id: str, *, before: int | None = None) -> str:
+        path = self._path("portal_file", artifact_id=artifact_id)
+        return f"{path}?{urlencode({'before': before})}" if before is not None else path
 
     def action(self, artifact_id: str, action: str) -> str:
         return f"{self.file(artifact_id)}/{action}"

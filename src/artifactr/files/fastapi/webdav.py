@@ -55,8 +55,6 @@ from urllib.parse import quote, urlsplit
 
 from artifactr.core import (
     Actor,
-    ArtifactChanged,
-    ArtifactCreated,
     Forbidden,
     NotFound,
     Rejection,
@@ -69,7 +67,8 @@ from starlette.requests import HTTPConnection
 
 from artifactr.files.core.checkouts import parse_holder
 from artifactr.files.core.clock import Clock, utc_now
-from artifactr.files.core.errors import AppFailure, FileTooLarge
+from artifactr.files.core.errors import AppFailure, ContentDamaged, FileTooLarge
+from artifactr.files.core.history import History
 from artifactr.files.core.leases import ArtifactBusy, ArtifactLease, scope_of
 from artifactr.files.core.manifests import Blob, NativeFile, saved_name
 from artifactr.files.fastapi.capability import Capabilities
@@ -135,12 +134,6 @@ _METHODS: Final = [
     "LOCK",
     "UNLOCK",
 ]
-LOG_PAGE: Final = 500
-"""How many log entries a read of the times of files takes at once."""
-
-LOG_PAGES: Final = 20
-"""How many pages of the log a read of the times of files reads at most."""
-
 _EPOCH: Final = datetime(1970, 1, 1, tzinfo=UTC)
 _XML: Final = "application/xml; charset=utf-8"
 _TEXT: Final = "text/plain; charset=utf-8"
@@ -398,14 +391,20 @@ def webdav_router(
         return _Target(ws, base, capability.artifact_id)
 
     async def listing(target: _Target) -> list[_File]:
+        return (await listed(target))[0]
+
+    async def listed(target: _Target) -> tuple[list[_File], dict[str, tuple[int, NativeFile]]]:
+        # The files and their heads, from one read of the workspace (issue 41).
         found: list[_File] = []
+        heads: dict[str, tuple[int, NativeFile]] = {}
         taken: set[str] = set()
         for artifact in await target.ws.artifacts(NativeFile):
             name = _unique(_dav_name(artifact.data.name), taken)
             taken.add(name.casefold())
             if target.only in (None, artifact.id):
                 found.append(_File(artifact.id, name, target.base + _href_name(name)))
-        return found
+                heads[artifact.id] = (artifact.version, artifact.data)
+        return found, heads
 
     async def named(target: _Target, name: str) -> _File | None:
         if target.only is not None:
@@ -501,32 +500,49 @@ def webdav_router(
         if depth not in ("0", "1", "infinity"):
             raise DavAnswer(400, "Depth is 0, 1 or infinity")
         if file is not None:
-            return _multistatus(await file_responses(target.ws, [file], asked))
+            head = await files.manifest(target.ws, file.artifact_id)
+            return _multistatus(
+                await file_responses(target.ws, [file], {file.artifact_id: head}, asked)
+            )
         answers = [_collection_response(target, asked)]
         if depth != "0":
-            answers += await file_responses(target.ws, await listing(target), asked)
+            found, heads = await listed(target)
+            answers += await file_responses(target.ws, found, heads, asked)
         return _multistatus(answers)
 
-    async def file_responses(ws: Workspace, found: list[_File], asked: Propfind) -> list[Element]:
-        stored = [await files.stored(ws, file.artifact_id) for file in found]
-        times = await _times(
-            ws,
-            {
-                file.artifact_id: version
-                for file, (version, _, _) in zip(found, stored, strict=True)
-            },
-        )
-        return [
-            await file_response(ws, file, manifest, record, times[file.artifact_id], asked)
-            for file, (_, manifest, record) in zip(found, stored, strict=True)
-        ]
-
-    async def file_response(
+    async def file_responses(
         ws: Workspace,
+        found: list[_File],
+        heads: dict[str, tuple[int, NativeFile]],
+        asked: Propfind,
+    ) -> list[Element]:
+        # A constant number of statements for any number of files: the bytes' records, the
+        # times and the live leases are each one read of them all (issue 41).
+        scope = scope_of(ws)
+        records = await files.blobs.stat_many(
+            scope, [(aid, manifest.content.sha256) for aid, (_, manifest) in heads.items()]
+        )
+        times = await _times(
+            files.history, ws, {aid: version for aid, (version, _) in heads.items()}
+        )
+        leases = await files.leases.live(scope) if found else {}
+        answers: list[Element] = []
+        for file in found:
+            version, manifest = heads[file.artifact_id]
+            record = _checked(file.artifact_id, version, manifest.content, records)
+            lease = leases.get(file.artifact_id)
+            locks = () if lease is None else (await active(ws, file, lease),)
+            answers.append(
+                file_response(file, manifest, record, times[file.artifact_id], locks, asked)
+            )
+        return answers
+
+    def file_response(
         file: _File,
         manifest: NativeFile,
         record: Blob,
         times: tuple[datetime, datetime],
+        locks: tuple[ActiveLock, ...],
         asked: Propfind,
     ) -> Element:
         created, modified = times
@@ -539,14 +555,16 @@ def webdav_router(
             "getlastmodified": element("getlastmodified", format_datetime(modified, usegmt=True)),
             "creationdate": element("creationdate", _rfc3339(created)),
             "supportedlock": supportedlock(),
-            "lockdiscovery": lockdiscovery(await locks_on(ws, file)),
+            "lockdiscovery": lockdiscovery(locks),
         }
         return _props(file.href, values, asked)
 
     async def get(request: Request, target: _Target, file: _File, head: bool) -> Response:
         ws = target.ws
         version, _, record = await files.stored(ws, file.artifact_id)
-        _, modified = (await _times(ws, {file.artifact_id: version}))[file.artifact_id]
+        _, modified = (await _times(files.history, ws, {file.artifact_id: version}))[
+            file.artifact_id
+        ]
         etag = f'"{record.sha256}"'
         headers = {
             "ETag": etag,
@@ -856,42 +874,31 @@ def _collection_response(target: _Target, asked: Propfind) -> Element:
     return _props(target.base, values, asked)
 
 
-async def _times(ws: Workspace, heads: dict[str, int]) -> dict[str, tuple[datetime, datetime]]:
-    """Return when each file was created and when its head was made, from the log.
+async def _times(
+    history: History, ws: Workspace, heads: dict[str, int]
+) -> dict[str, tuple[datetime, datetime]]:
+    """Return when each file was created and when its head was made, exact at any age.
 
-    The log is read backwards a page at a time until every file's creation is found, or at
-    most :data:`LOG_PAGES` pages; a time not found is the oldest one read.
+    The history reads just these files' creations and heads (ADR-0026). A person who may not
+    read the log is told a fixed time.
     """
-    created: dict[str, datetime] = {}
-    modified: dict[str, datetime] = {}
-    oldest = _EPOCH
-    before: int | None = None
     try:
-        for _ in range(LOG_PAGES):
-            page = await ws.read(last=LOG_PAGE, before_seq=before)
-            for envelope in reversed(page):
-                event = envelope.event
-                if (
-                    isinstance(event, ArtifactCreated | ArtifactChanged)
-                    and event.artifact_id in heads
-                ):
-                    if event.version == heads[event.artifact_id]:
-                        modified.setdefault(event.artifact_id, envelope.ts)
-                    if isinstance(event, ArtifactCreated):
-                        created[event.artifact_id] = envelope.ts
-            if page:
-                oldest, before = page[0].ts, page[0].seq
-            if len(created) == len(heads) or len(page) < LOG_PAGE:
-                break
+        made = await history.made(ws, heads)
     except Forbidden:
-        pass  # the person may not read the log: the times are unknown, and stay fixed
-    return {
-        artifact_id: (
-            created.get(artifact_id, oldest),
-            modified.get(artifact_id, created.get(artifact_id, oldest)),
-        )
-        for artifact_id in heads
-    }
+        made = {}
+    return {artifact_id: made.get(artifact_id, (_EPOCH, _EPOCH)) for artifact_id in heads}
+
+
+def _checked(
+    artifact_id: str, version: int, blob: Blob, records: dict[tuple[str, str], Blob]
+) -> Blob:
+    # As a download's read of one file (ADR-0013): the store's record, or the damage named.
+    record = records.get((artifact_id, blob.sha256))
+    if record is None:
+        raise ContentDamaged(artifact_id, version, blob.sha256, "missing")
+    if record.size != blob.size:
+        raise ContentDamaged(artifact_id, version, blob.sha256, "size")
+    return record
 
 
 def _token(lock: str | None) -> TypeGuard[str]:

@@ -1,8 +1,8 @@
 """Native files over MCP: the native file tools on artifactr's MCP server (ADR-0012).
 
-:func:`add_native_file_tools` adds the five tools of :mod:`artifactr.files.agent.tools`
-(``read_native``, ``read_review``, ``find_commands``, ``edit_native``, ``view_page``) to an
-:class:`~artifactr.mcp.ArtifactrMcp`::
+:func:`add_native_file_tools` adds the six tools of :mod:`artifactr.files.agent.tools`
+(``list_files``, ``read_native``, ``read_review``, ``find_commands``, ``edit_native``,
+``view_page``) to an :class:`~artifactr.mcp.ArtifactrMcp`::
 
     server = ArtifactrMcp(workspaces, runner, resolve=resolve_client)
     add_native_file_tools(server, files, workspaces=workspaces, resolve=resolve_client)
@@ -84,6 +84,18 @@ def add_native_file_tools(
     async def opened(ctx: _Context, workspace_id: str) -> Workspace:
         return (await client(ctx, workspace_id))[0]
 
+    words = wording.FILES
+
+    async def list_files(
+        workspace_id: Annotated[str, Field(description=wording.WORKSPACE_ID)],
+        ctx: _Context,
+        start: Annotated[int, Field(description=words.params["start"])] = 0,
+    ) -> str:
+        with _answered():
+            ws = await opened(ctx, workspace_id)
+            return await operations.list_files(ws, start)
+
+    _add(server, list_files, words, _READS)
     words = wording.READ_NATIVE
 
     async def read_native(

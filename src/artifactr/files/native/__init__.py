@@ -35,6 +35,7 @@ from artifactr.files.core.blobs import Blobs
 from artifactr.files.core.checkouts import Checkouts
 from artifactr.files.core.clock import Clock, utc_now
 from artifactr.files.core.fingerprint import DEFAULT_LIMITS, ZipLimits
+from artifactr.files.core.history import History, WorkspaceHistory
 from artifactr.files.core.integrations import Integrations
 from artifactr.files.core.leases import Leases
 from artifactr.files.core.manifests import NativeFile, WordDocument
@@ -103,6 +104,8 @@ class NativeFiles(Upload, Edit, Editing, Reading, Collection):
         leases: Leases on artifacts.
         checkouts: Check-out records.
         renders: The render cache; in memory if omitted.
+        history: A file's revisions one or a page at a time (ADR-0026); read through the
+            workspace if omitted. On SQL pass :class:`~artifactr.files.sql.SqlHistory`.
         integrations: The app's switch per workspace; every app is on if omitted.
         types: The native kinds it handles, the first for each media type chosen on upload.
         edit_ttl: How long an edit holds the file.
@@ -127,6 +130,7 @@ class NativeFiles(Upload, Edit, Editing, Reading, Collection):
         leases: Leases,
         checkouts: Checkouts,
         renders: Renders | None = None,
+        history: History | None = None,
         integrations: Integrations | None = None,
         types: Sequence[type[NativeFile]] = (WordDocument,),
         edit_ttl: timedelta = EDIT_TTL,
@@ -149,6 +153,8 @@ class NativeFiles(Upload, Edit, Editing, Reading, Collection):
         """Leases on artifacts."""
         self.checkouts = checkouts
         """Check-out records."""
+        self.history = history if history is not None else WorkspaceHistory()
+        """A file's revisions, one or a page at a time."""
         self._renders = renders if renders is not None else InMemoryRenders()
         self._integrations = integrations
         self._types = {kind.kind: kind for kind in types}

@@ -25,6 +25,7 @@ from artifactr.files.core.clock import Clock
 from artifactr.files.core.errors import ContentDamaged, NotEnabled
 from artifactr.files.core.fingerprint import ZipLimits, fingerprint
 from artifactr.files.core.formats import Sniffer, kind_name
+from artifactr.files.core.history import History
 from artifactr.files.core.integrations import Integrations
 from artifactr.files.core.leases import Leases, scope_of
 from artifactr.files.core.manifests import MAX_OUTLINE, Blob, NativeFile
@@ -88,6 +89,7 @@ class ServiceBase:
     app: App
     leases: Leases
     checkouts: Checkouts
+    history: History
     _renders: Renders
     _integrations: Integrations | None
     _types: dict[str, type[NativeFile]]
@@ -141,16 +143,19 @@ class ServiceBase:
     ) -> tuple[int, NativeFile]:
         """Return a native file's manifest at a version (the head if None), with its version.
 
+        An old version is one read of :attr:`history` (one row on SQL, ADR-0026), after the
+        head's read through the workspace has checked the file is there and visible.
+
         Raises:
             NotFound: If there is no such native file or version, or it is hidden.
         """
         head = await visible(ws, NativeFile, artifact_id)
         if version is None or version == head.version:
             return head.version, head.data
-        for revision in await ws.revisions(artifact_id):
-            if revision.version == version:
-                return version, type(head.data).model_validate(revision.data)
-        raise NotFound("version", f"{artifact_id}@{version}")
+        revision = await self.history.revision(ws, artifact_id, version)
+        if revision is None:
+            raise NotFound("version", f"{artifact_id}@{version}")
+        return version, type(head.data).model_validate(revision.data)
 
     async def _blob(
         self, ws: Workspace, artifact_id: str, version: int, blob: Blob | None

@@ -53,7 +53,7 @@ from artifactr.files.core.documents import Cell, build_docx, build_pptx, build_x
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.core.manifests import NativeFile, Presentation, Spreadsheet, WordDocument
 from artifactr.files.native import NativeFiles
-from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
+from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlHistory, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
 
 CORPUS = Path(os.environ.get("ARTIFACTR_FILES_CORPUS", "../shared/corpus/real"))
@@ -242,6 +242,7 @@ async def _story(engine: Any, out: Path, say: Say, chosen: tuple[App, str]) -> P
         leases=SqlLeases(engine, clock=clock),
         checkouts=SqlCheckouts(engine),
         renders=SqlRenders(engine),
+        history=SqlHistory(engine),
         integrations=switch,
         clock=clock,
         types=KINDS,

@@ -95,7 +95,7 @@ from artifactr.files.programs.settings import (
     schema_behind,
     settings_help,
 )
-from artifactr.files.sql import SqlCheckouts, SqlLeases, SqlRenders
+from artifactr.files.sql import SqlCheckouts, SqlHistory, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
 
 CORPUS = Path(os.environ.get("ARTIFACTR_FILES_CORPUS", "../shared/corpus/real"))
@@ -352,6 +352,7 @@ def create_app(
         leases=SqlLeases(engine, clock=clock),
         checkouts=SqlCheckouts(engine),
         renders=SqlRenders(engine),
+        history=SqlHistory(engine),
         integrations=switch,
         types=KINDS,
         clock=clock,

@@ -1,9 +1,16 @@
-"""SQL state: blobs, renders, leases and check-outs in PostgreSQL or SQLite (RFC-0003).
+"""SQL state: blobs, renders, leases, check-outs, a file's history, in PostgreSQL or SQLite.
 
 Needs the ``postgres`` or ``sqlite`` extra. Share artifactr's engine: migrate it with artifactr's
 ``migrate`` first, then with this package's :func:`migrate`, and build the adapters over it::
 
-    from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders, migrate
+    from artifactr.files.sql import (
+        SqlBlobs,
+        SqlCheckouts,
+        SqlHistory,
+        SqlLeases,
+        SqlRenders,
+        migrate,
+    )
 
     await migrate(engine)
     files = NativeFiles(
@@ -11,6 +18,7 @@ Needs the ``postgres`` or ``sqlite`` extra. Share artifactr's engine: migrate it
         leases=SqlLeases(engine),
         checkouts=SqlCheckouts(engine),
         renders=SqlRenders(engine),
+        history=SqlHistory(engine),
         app=app,
     )
 
@@ -20,8 +28,9 @@ row-level security on PostgreSQL: every transaction sets its tenant. Bytes strea
 
 from artifactr.files.sql.blobs import SqlBlobs
 from artifactr.files.sql.checkouts import SqlCheckouts
+from artifactr.files.sql.history import SqlHistory
 from artifactr.files.sql.leases import SqlLeases
 from artifactr.files.sql.renders import SqlRenders
 from artifactr.files.sql.schema import migrate
 
-__all__ = ["SqlBlobs", "SqlCheckouts", "SqlLeases", "SqlRenders", "migrate"]
+__all__ = ["SqlBlobs", "SqlCheckouts", "SqlHistory", "SqlLeases", "SqlRenders", "migrate"]

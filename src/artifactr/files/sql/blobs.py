@@ -18,7 +18,7 @@ from datetime import datetime
 
 from artifactr.core import NotFound
 from artifactr.workspace import Scope
-from sqlalchemy import Select, and_, delete, select
+from sqlalchemy import Select, and_, delete, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from artifactr.files.core.blobs import Hashing
@@ -46,6 +46,10 @@ from artifactr.files.sql._where import (
 )
 from artifactr.files.sql.renders import SqlRenders as SqlRenders
 from artifactr.files.sql.tables import BlobRow, ChunkRow
+
+STAT_BATCH = 4_000
+"""How many blobs one statement of :meth:`SqlBlobs.stat_many` asks for: two parameters each,
+well under PostgreSQL's 32,767 and SQLite's 32,766."""
 
 TRANSACTION_ROWS = 64
 """The most chunk rows one transaction writes, so that even a fast put soon lets others write."""
@@ -195,6 +199,32 @@ class SqlBlobs:
         if row is None:
             return None
         return Blob(sha256=sha256, size=row.size, media_type=row.media_type)
+
+    @finished
+    async def stat_many(
+        self, scope: Scope, blobs: Sequence[tuple[str, str]]
+    ) -> dict[tuple[str, str], Blob]:
+        """Return many blobs' records; see :meth:`artifactr.files.core.blobs.Blobs.stat_many`.
+
+        One statement for each :data:`STAT_BATCH` blobs, in one transaction.
+        """
+        wanted = sorted(set(blobs))
+        found: dict[tuple[str, str], Blob] = {}
+        async with self._connections.read(scope.tenant_id) as connection:
+            for start in range(0, len(wanted), STAT_BATCH):
+                batch = wanted[start : start + STAT_BATCH]
+                rows = await connection.execute(
+                    select(
+                        BlobRow.artifact_id, BlobRow.sha256, BlobRow.size, BlobRow.media_type
+                    ).where(*scoped(scope), tuple_(BlobRow.artifact_id, BlobRow.sha256).in_(batch))
+                )
+                for artifact_id, sha256, size, media_type in rows:
+                    # Matched by its digest, so it has one (a row mid-upload has none yet).
+                    digest = str(sha256)
+                    found[artifact_id, digest] = Blob(
+                        sha256=digest, size=size, media_type=media_type
+                    )
+        return found
 
     async def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
         """Yield a blob's bytes in chunks of at most ``CHUNK_SIZE``, in bounded memory.

@@ -73,6 +73,21 @@ class SqlLeases:
         return ArtifactLease(artifact_id=artifact_id, holder=holder, expires_at=expires_at)
 
     @finished
+    async def live(self, scope: Scope) -> dict[str, ArtifactLease]:
+        """Return the scope's live leases by artifact id, in one statement."""
+        live = select(LeaseRow.artifact_id, LeaseRow.holder, LeaseRow.expires_at).where(
+            LeaseRow.tenant_id == scope.tenant_id,
+            LeaseRow.workspace_id == scope.workspace_id,
+            LeaseRow.expires_at > self._connections.stamp(),
+        )
+        async with self._connections.read(scope.tenant_id) as connection:
+            rows = (await connection.execute(live)).all()
+        return {
+            artifact_id: ArtifactLease(artifact_id=artifact_id, holder=holder, expires_at=expires)
+            for artifact_id, holder, expires in rows
+        }
+
+    @finished
     async def release(self, scope: Scope, artifact_id: str, holder: str) -> bool:
         """End the lease if ``holder`` holds it, expired or not; return whether it did."""
         async with self._connections.begin(scope.tenant_id) as connection:

@@ -1,0 +1,198 @@
+"""SQL history: one revision by its key, a page by an index range (ADR-0026).
+
+The one place this package reads tables of artifactr's, through the mapped rows of artifactr's
+public ``artifactr.sql`` extra: ``artifactr_revisions`` (keyed by the tenant, the workspace, the
+artifact and the version), the log's ``artifactr_events`` for a file's dates, and
+``artifactr_proposals`` for a file's pending proposals. Each row is validated as artifactr's own
+storage validates it, and shown as the workspace shows it to the actor (artifactr's
+``seen_*`` rules). Each read is one statement in a tenant's transaction.
+"""
+
+from collections.abc import Collection, Mapping
+from datetime import datetime
+from typing import Final
+
+from artifactr.core import (
+    ArtifactChanged,
+    ArtifactCreated,
+    Envelope,
+    Proposal,
+    ProposalCreated,
+    Revision,
+)
+from artifactr.core.visibility import seen_proposal, seen_revision
+from artifactr.sql.tables import EventRow, ProposalRow, RevisionRow
+from artifactr.workspace import Access, Workspace
+from sqlalchemy import and_, false, or_, select, tuple_
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from artifactr.files.core.history import PAGE, READ_EVENTS, READ_PROPOSALS, Dates
+from artifactr.files.sql._connections import TenantConnections, finished
+
+MADE_BATCH: Final = 4_000
+"""How many files one statement of :meth:`SqlHistory.made` dates: three parameters each."""
+
+
+class SqlHistory:
+    """A file's revisions, read from artifactr's table (the SQL History port).
+
+    See :class:`~artifactr.files.core.history.History`.
+
+    Args:
+        engine: The database artifactr's :class:`~artifactr.sql.SqlStorage` writes. It is not
+            disposed of here.
+    """
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self._connections = TenantConnections(engine)
+
+    @finished
+    async def revision(self, ws: Workspace, artifact_id: str, version: int) -> Revision | None:
+        """Return the revision at ``version``, or None: one row, by its key."""
+        query = select(RevisionRow.body).where(
+            RevisionRow.tenant_id == ws.tenant_id,
+            RevisionRow.workspace_id == ws.workspace_id,
+            RevisionRow.artifact_id == artifact_id,
+            RevisionRow.version == version,
+        )
+        async with self._connections.read(ws.tenant_id) as connection:
+            body = await connection.scalar(query)
+        if body is None:
+            return None
+        return seen_revision(Revision.model_validate(body), await ws.hidden())
+
+    @finished
+    async def page(
+        self, ws: Workspace, artifact_id: str, *, before: int | None = None, limit: int = PAGE
+    ) -> list[Revision]:
+        """Return up to ``limit`` revisions older than ``before``, newest first: one statement."""
+        query = select(RevisionRow.body).where(
+            RevisionRow.tenant_id == ws.tenant_id,
+            RevisionRow.workspace_id == ws.workspace_id,
+            RevisionRow.artifact_id == artifact_id,
+        )
+        if before is not None:
+            query = query.where(RevisionRow.version < before)
+        query = query.order_by(RevisionRow.version.desc()).limit(limit)
+        async with self._connections.read(ws.tenant_id) as connection:
+            bodies = (await connection.scalars(query)).all()
+        hidden = await ws.hidden()
+        return [seen_revision(Revision.model_validate(body), hidden) for body in bodies]
+
+    @finished
+    async def dates(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        versions: Collection[int],
+        proposals: Collection[str] = (),
+    ) -> Dates:
+        """Return when versions and proposals were made: one statement over the log's rows.
+
+        Raises:
+            Forbidden: If the actor may not read the workspace's log.
+        """
+        await ws.check(Access(action=READ_EVENTS))
+        found = Dates()
+        if not versions and not proposals:
+            return found
+        event = EventRow.envelope
+        made = and_(
+            EventRow.event_type.in_(["artifact_created", "artifact_changed"]),
+            event[("event", "artifact_id")].as_string() == artifact_id,
+            event[("event", "version")].as_integer().in_(sorted(versions)),
+        )
+        proposed = and_(
+            EventRow.event_type == "proposal_created",
+            event[("event", "proposal_id")].as_string().in_(sorted(proposals)),
+        )
+        query = select(EventRow.envelope).where(
+            EventRow.tenant_id == ws.tenant_id,
+            EventRow.workspace_id == ws.workspace_id,
+            or_(made if versions else false(), proposed if proposals else false()),
+        )
+        async with self._connections.read(ws.tenant_id) as connection:
+            rows = (await connection.scalars(query)).all()
+        for row in rows:
+            # Only the time and the summary are shown, of a file the caller has read: nothing
+            # a hidden thread would take from the envelope.
+            envelope = Envelope.model_validate(row)
+            event = envelope.event
+            if isinstance(event, ArtifactCreated):
+                found.versions[event.version] = (envelope.ts, "uploaded")
+            elif isinstance(event, ArtifactChanged):
+                found.versions[event.version] = (envelope.ts, event.summary)
+            else:
+                assert isinstance(event, ProposalCreated)
+                found.proposals[event.proposal_id] = envelope.ts
+        return found
+
+    @finished
+    async def made(
+        self, ws: Workspace, heads: Mapping[str, int]
+    ) -> dict[str, tuple[datetime, datetime]]:
+        """Return when files were created and their heads made: a statement a batch of files.
+
+        Each statement reads the files' creations and their heads' changes alone, by the
+        events' artifact and version, never the rest of the log.
+
+        Raises:
+            Forbidden: If the actor may not read the workspace's log.
+        """
+        await ws.check(Access(action=READ_EVENTS))
+        event = EventRow.envelope
+        artifact = event[("event", "artifact_id")].as_string()
+        version = event[("event", "version")].as_integer()
+        created: dict[str, datetime] = {}
+        modified: dict[str, datetime] = {}
+        wanted = sorted(heads.items())
+        async with self._connections.read(ws.tenant_id) as connection:
+            for start in range(0, len(wanted), MADE_BATCH):
+                batch = wanted[start : start + MADE_BATCH]
+                query = select(EventRow.envelope).where(
+                    EventRow.tenant_id == ws.tenant_id,
+                    EventRow.workspace_id == ws.workspace_id,
+                    or_(
+                        and_(
+                            EventRow.event_type == "artifact_created",
+                            artifact.in_([aid for aid, _ in batch]),
+                        ),
+                        and_(
+                            EventRow.event_type == "artifact_changed",
+                            tuple_(artifact, version).in_(batch),
+                        ),
+                    ),
+                )
+                for row in (await connection.scalars(query)).all():
+                    envelope = Envelope.model_validate(row)
+                    made = envelope.event
+                    assert isinstance(made, ArtifactCreated | ArtifactChanged)
+                    if isinstance(made, ArtifactCreated):
+                        created[made.artifact_id] = envelope.ts
+                    if made.version == heads[made.artifact_id]:
+                        modified[made.artifact_id] = envelope.ts
+        return {aid: (made, modified.get(aid, made)) for aid, made in created.items()}
+
+    @finished
+    async def pending(self, ws: Workspace, artifact_id: str) -> list[Proposal]:
+        """Return the file's pending proposals, oldest first: one statement.
+
+        Raises:
+            Forbidden: If the actor may not read proposals.
+        """
+        await ws.check(Access(action=READ_PROPOSALS))
+        query = (
+            select(ProposalRow.body)
+            .where(
+                ProposalRow.tenant_id == ws.tenant_id,
+                ProposalRow.workspace_id == ws.workspace_id,
+                ProposalRow.status == "pending",
+                ProposalRow.body[("change", "artifact_id")].as_string() == artifact_id,
+            )
+            .order_by(ProposalRow.position)
+        )
+        async with self._connections.read(ws.tenant_id) as connection:
+            bodies = (await connection.scalars(query)).all()
+        hidden = await ws.hidden()
+        shown = (seen_proposal(Proposal.model_validate(body), hidden) for body in bodies)
+        return [proposal for proposal in shown if proposal is not None]

@@ -76,7 +76,7 @@ INWARD: dict[str, set[str]] = {
     "agent": {"core", "native", "agent"},
     "mcp": {"core", "native", "agent", "mcp"},
     "fastapi": {"core", "native", "fastapi"},
-    "programs": {"core", "native", "apps", "sql", "agent", "mcp", "fastapi", "programs"},
+    "programs": {"core", "native", "apps", "sql", "s3", "agent", "mcp", "fastapi", "programs"},
     "migrations": {"sql"},
 }
 """The layers each layer may import, by first name under ``artifactr.files``; within ``apps``,

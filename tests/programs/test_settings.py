@@ -9,30 +9,27 @@ replica's start.
 
 import asyncio
 import re
-import sys
 import threading
 import time
-import types
 import uuid
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import httpx2
 import pytest
 from alembic import command
 from artifactr.sql import create_sqlite_engine, migrate
+from artifactr.workspace import Scope
 from scripts.bench.cluster import database
 from sqlalchemy.engine import make_url
 
 from artifactr.files.apps.worker import Worker
-from artifactr.files.core.blobs import InMemoryBlobs
 from artifactr.files.core.clock import utc_now
 from artifactr.files.programs import serve
 from artifactr.files.programs.settings import (
     DATABASE_URL,
     MIGRATE,
     PREFIX,
-    S3_MODULE,
     Deployment,
     Misconfigured,
     app_from,
@@ -41,11 +38,13 @@ from artifactr.files.programs.settings import (
     read_deployment,
     schema_behind,
 )
+from artifactr.files.s3 import S3Blobs
 from artifactr.files.sql import SqlBlobs
 from artifactr.files.sql import migrate as migrate_files
 from artifactr.files.sql.schema import alembic_config
 from tests.databases import need_postgres
 from tests.programs.test_serve import free_port
+from tests.seaweed import ACCESS_KEY, SECRET_KEY, SeaweedFS
 
 SECRET = "s" * 32
 WOPI = "w" * 32
@@ -137,36 +136,34 @@ async def test_the_blobs_are_the_database_s_unless_a_url_names_an_object_store(
         assert isinstance(blobs_from(None, engine, utc_now), SqlBlobs)
         with pytest.raises(Misconfigured, match="ARTIFACTR_FILES_BLOBS_URL: expected s3://"):
             blobs_from("file:///blobs", engine, utc_now)
-        # This build has no object store's adapter yet: s3:// is refused at start, by name.
-        with pytest.raises(Misconfigured, match="ARTIFACTR_FILES_BLOBS_URL: s3:// needs"):
-            blobs_from("s3://bucket/files", engine, utc_now)
+        with pytest.raises(
+            Misconfigured, match="ARTIFACTR_FILES_BLOBS_URL: unknown parameters endpoint; expected"
+        ):
+            blobs_from("s3://bucket/files?endpoint=http://s3:8333", engine, utc_now)
     finally:
         await engine.dispose()
 
 
-async def test_an_s3_url_is_handed_to_the_object_store_s_adapter_whole(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+async def test_an_s3_url_is_the_object_store_s_and_holds_the_files_bytes(
+    seaweed: SeaweedFS, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The object store's adapter is another area's (issue 39); a stand-in module in its place
-    # shows the URL reaches S3Blobs.from_url whole, and its blobs are the service's.
-    given: list[str] = []
-    made = InMemoryBlobs()
-
-    class S3Blobs:
-        @staticmethod
-        def from_url(url: str) -> InMemoryBlobs:
-            given.append(url)
-            return made
-
-    standin = types.ModuleType(S3_MODULE)
-    standin.__dict__["S3Blobs"] = S3Blobs
-    monkeypatch.setitem(sys.modules, S3_MODULE, standin)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
     engine = create_sqlite_engine(f"sqlite+aiosqlite:///{tmp_path / 'blobs.db'}")
     try:
-        assert blobs_from("s3://bucket/files?endpoint=http://s3:8333", engine, utc_now) is made
+        url = f"s3://blobs/served?endpoint_url={seaweed.endpoint}&region=us-east-1"
+        blobs = blobs_from(url, engine, utc_now)
+        assert isinstance(blobs, S3Blobs)
+        scope = Scope(tenant_id="t1", workspace_id="w1")
+        blob = await blobs.put(scope, "art_1", _chunks(b"the contract's bytes"), "text/plain")
+        read = await blobs.get(scope, "art_1", blob.sha256)
+        assert read == b"the contract's bytes"
     finally:
         await engine.dispose()
-    assert given == ["s3://bucket/files?endpoint=http://s3:8333"]
+
+
+async def _chunks(data: bytes) -> AsyncIterator[bytes]:
+    yield data
 
 
 def test_help_lists_every_setting(capsys: pytest.CaptureFixture[str]) -> None:

@@ -12,7 +12,6 @@ The choice of the blobs' adapter is :func:`blobs_from` alone, and the workers' :
 replica never migrates a shared database itself, so replicas never race to.
 """
 
-import importlib
 from pathlib import Path
 from typing import Annotated, Final, Literal
 
@@ -28,6 +27,7 @@ from artifactr.files.apps.worker import Worker
 from artifactr.files.core.app_port import App
 from artifactr.files.core.blobs import Blobs
 from artifactr.files.core.clock import Clock
+from artifactr.files.s3 import InvalidStoreUrl, S3Blobs
 from artifactr.files.sql import SqlBlobs
 from artifactr.files.sql.schema import SCRIPT_LOCATION
 from artifactr.files.sql.tables import VERSION_TABLE
@@ -65,8 +65,8 @@ ARTIFACTR_SCRIPTS: Final = "artifactr.sql:migrations"
 ARTIFACTR_VERSION_TABLE: Final = "artifactr_alembic_version"
 """The table artifactr's chain records its version in."""
 
-S3_MODULE: Final = "artifactr.files.s3"
-"""The module of the object store's adapter, ``S3Blobs``, imported only when a URL names it."""
+S3_FORM: Final = "s3://bucket/prefix?endpoint_url=http://host:8333&region=us-east-1"
+"""What an object store's URL looks like (``S3Blobs.from_url``)."""
 
 
 class Misconfigured(Exception):
@@ -101,8 +101,8 @@ class Deployment(BaseSettings):
     """The shared database, or None for the embedded SQLite file."""
     blobs_url: str | None = Field(
         default=None,
-        description="the object store for the files' bytes (s3://bucket/prefix?endpoint=...); "
-        "the database if unset",
+        description="the object store for the files' bytes "
+        "(s3://bucket/prefix?endpoint_url=...&region=...); the database if unset",
     )
     """The object store, or None for the database's blobs."""
     worker_urls: Annotated[tuple[str, ...], NoDecode] = Field(
@@ -243,20 +243,16 @@ def blobs_from(url: str | None, engine: AsyncEngine, clock: Clock) -> Blobs:
     """Return the blobs' adapter a URL names: the object store's for ``s3://``, else the database's.
 
     Raises:
-        Misconfigured: If the URL is neither, or this build has no object store's adapter.
+        Misconfigured: If the URL is neither, or the object store's adapter can't use it.
     """
     if url is None:
         return SqlBlobs(engine, clock=clock)
     if not url.startswith("s3://"):
         raise Misconfigured(BLOBS_URL, "expected s3://bucket/prefix, or unset for the database")
     try:
-        s3 = importlib.import_module(S3_MODULE)
-    except ModuleNotFoundError as error:
-        raise Misconfigured(
-            BLOBS_URL, f"s3:// needs {S3_MODULE}, which this build lacks"
-        ) from error
-    blobs: Blobs = s3.S3Blobs.from_url(url)
-    return blobs
+        return S3Blobs.from_url(url, clock=clock)
+    except InvalidStoreUrl as refused:
+        raise Misconfigured(BLOBS_URL, f"{refused.why}; expected {S3_FORM}") from None
 
 
 def app_from(deployment: Deployment) -> App | None:

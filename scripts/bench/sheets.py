@@ -10,10 +10,10 @@ Measured in one run, rounds interleaved, each side the median of its rounds (ADR
 3. **A long sheet**: the inspection of a 10,000-row sheet (three columns, one a formula): its
    time, and the driver's peak memory (the job's largest resident set, from ``/proc``).
 
-Run: ``uv run --no-sync python scripts/bench/sheets.py [--rounds 3] [--rows 10000]``.
+Run: ``uv run --no-sync python -m scripts.bench.sheets [--rounds 3] [--rows 10000]``
+(``--quick``: one round, 200 rows).
 """
 
-import argparse
 import asyncio
 import statistics
 import subprocess
@@ -28,6 +28,7 @@ from typing import Final
 from artifactr.files.apps.libreoffice import LibreOffice, available
 from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.documents import Cell, build_pptx, build_xlsx
+from scripts.bench._harness import judged, machine_load, parser, run
 
 BARE_UNO: Final = """
 import os, subprocess, sys, time, uno
@@ -165,13 +166,20 @@ async def peak(work: Awaitable[object], marker: str) -> tuple[float, int]:
     return await task, most
 
 
-async def main(rounds: int, rows: int) -> int:
-    """Run the figures and print them; return 1 if a target is missed."""
+async def main(rounds: int, rows: int) -> bool:
+    """Run the figures and print them; return whether a target is missed."""
     found = available()
     if not found:
-        print("LibreOffice can't run here: " + "; ".join(found.missing))
-        return 1
+        raise SystemExit("LibreOffice can't run here: " + "; ".join(found.missing))
     app = LibreOffice(export_deadline=300)
+    try:
+        return await measure(app, rounds, rows)
+    finally:
+        await app.close()
+
+
+async def measure(app: LibreOffice, rounds: int, rows: int) -> bool:
+    """Run the figures on ``app`` and print them; return whether a target is missed."""
     await app.about()
     await app.isolated()
     edits: list[float] = []
@@ -204,13 +212,14 @@ async def main(rounds: int, rows: int) -> int:
         f"long sheet   {rows} rows inspected in {seconds:5.2f} s, "
         f"peak memory {memory / 1024:6.1f} MiB"
     )
-    print(f"rounds: {rounds}; isolated network: {await app.isolated()}")
-    return 1 if edit_ratio > 1.5 or render_ratio > 1.3 else 0
+    print(f"rounds: {rounds}; isolated network: {await app.isolated()}; {machine_load()}")
+    return edit_ratio > 1.5 or render_ratio > 1.3
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--rounds", type=int, default=3, help="rounds of each figure")
-    parser.add_argument("--rows", type=int, default=10_000, help="rows of the long sheet")
-    arguments = parser.parse_args()
-    sys.exit(asyncio.run(main(arguments.rounds, arguments.rows)))
+    arguments = parser(__doc__, quick="one round, 200 rows")
+    arguments.add_argument("--rounds", type=int, default=3, help="rounds of each figure")
+    arguments.add_argument("--rows", type=int, default=10_000, help="rows of the long sheet")
+    options = arguments.parse_args()
+    rounds, rows = (1, 200) if options.quick else (options.rounds, options.rows)
+    sys.exit(run(lambda: judged(main(rounds, rows), options.quick)))

@@ -357,7 +357,17 @@ def slope(samples: Sequence[Sample]) -> float:
     return statistics.linear_regression(xs, ys).slope
 
 
-async def drive(program: Program, seconds: float, every: float, pause: float) -> list[Sample]:
+SURFACES: Final = ("router", "portal", "wopi", "webdav")
+"""The surfaces, each driven by a client of its own unless left out (``--surfaces``)."""
+
+
+async def drive(
+    program: Program,
+    seconds: float,
+    every: float,
+    pause: float,
+    surfaces: Sequence[str] = SURFACES,
+) -> list[Sample]:
     """Drive the four surfaces for ``seconds``; print and return a sample every ``every`` s."""
     tally = Tally()
     samples: list[Sample] = []
@@ -432,7 +442,14 @@ def top_growth(trace: Path, count: int = 15) -> None:
             print(f"      {line}")
 
 
-def soak(minutes: float, every: float, trace: bool, office: bool, pause: float) -> bool:
+def soak(
+    minutes: float,
+    every: float,
+    trace: bool,
+    office: bool,
+    pause: float,
+    surfaces: Sequence[str] = SURFACES,
+) -> bool:
     """Run the soak and print its table; return whether the last half grew."""
     if not office:
         os.environ["ARTIFACTR_FILES_APP"] = "fake"
@@ -455,9 +472,9 @@ def soak(minutes: float, every: float, trace: bool, office: bool, pause: float) 
             print(
                 f"served program on 127.0.0.1:{port} ({'traced, in process' if trace else 'as run'}"
                 f", {app.strip()}); {minutes:.2f} min, a sample every {every:g} s, "
-                f"{pause:g} s between a client's rounds"
+                f"{pause:g} s between a client's rounds; surfaces: {', '.join(surfaces)}"
             )
-            samples = asyncio.run(drive(program, minutes * 60, every, pause))
+            samples = asyncio.run(drive(program, minutes * 60, every, pause, surfaces))
         finally:
             stop(program.process)
         if program.process.returncode not in (0, -15):
@@ -485,6 +502,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments.add_argument("--pause", type=float, default=PAUSE, help=f"seconds ({PAUSE})")
     arguments.add_argument("--trace", action="store_true", help="tracemalloc in the server")
     arguments.add_argument("--office", action="store_true", help="let the program choose its app")
+    arguments.add_argument(
+        "--surfaces",
+        type=lambda given: given.split(","),
+        default=list(SURFACES),
+        help=f"the surfaces driven, comma-separated ({','.join(SURFACES)})",
+    )
     arguments.add_argument("--serve", type=int, default=None, help=argparse.SUPPRESS)
     arguments.add_argument("--database", type=Path, default=None, help=argparse.SUPPRESS)
     arguments.add_argument("--trace-to", type=Path, default=None, help=argparse.SUPPRESS)
@@ -493,7 +516,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         serve_traced(options.serve, options.database, options.trace_to, options.every)
         return 0
     minutes, every = (1 / 3, 2.0) if options.quick else (options.minutes, options.every)
-    missed = soak(minutes, every, options.trace, options.office, options.pause)
+    unknown = set(options.surfaces) - set(SURFACES)
+    if unknown:
+        arguments.error(f"no such surface: {', '.join(sorted(unknown))}")
+    missed = soak(minutes, every, options.trace, options.office, options.pause, options.surfaces)
     return verdict(missed, options.quick)
 
 

@@ -368,7 +368,7 @@ async def drive(
     pause: float,
     surfaces: Sequence[str] = SURFACES,
 ) -> list[Sample]:
-    """Drive the four surfaces for ``seconds``; print and return a sample every ``every`` s."""
+    """Drive the surfaces for ``seconds``; print and return a sample every ``every`` s."""
     tally = Tally()
     samples: list[Sample] = []
     async with httpx2.AsyncClient(base_url=program.base, timeout=120) as client:
@@ -376,13 +376,16 @@ async def drive(
         await upload(client, "soak-dav.docx", "erin")
         started = time.monotonic()
         until = started + seconds
-        ops = (
-            router_round(router_file),
-            portal_round(program.artifact_id),
-            wopi_round(program.artifact_id, program.token),
-            webdav_round("soak-dav.docx"),
-        )
-        loops = [asyncio.create_task(client_loop(client, op, tally, until, pause)) for op in ops]
+        ops = {
+            "router": router_round(router_file),
+            "portal": portal_round(program.artifact_id),
+            "wopi": wopi_round(program.artifact_id, program.token),
+            "webdav": webdav_round("soak-dav.docx"),
+        }
+        loops = [
+            asyncio.create_task(client_loop(client, ops[surface], tally, until, pause))
+            for surface in surfaces
+        ]
         print("| minute | server RSS MiB | operations | 5xx |")
         print("|---:|---:|---:|---:|")
         try:

@@ -20,7 +20,8 @@ of a 20-minute run (at most 0.1 MiB a minute, 1 MiB over its ten minutes).
 served program's :func:`~artifactr.files.programs.serve.server`) with ``tracemalloc`` on,
 snapshots its heap at every sample, and prints the allocations that grew most from the first
 sample after the warm-up to the last, by line and by traceback: what to look at when memory
-grows. Run::
+grows. ``--trim`` runs it in process too, and asks glibc to give back the free memory it keeps
+(``malloc_trim``) before each sample, so what stays is memory in use. Run::
 
     uv run --no-sync python -m scripts.bench.soak [--minutes 20] [--trace] [--quick]
 
@@ -29,6 +30,7 @@ grows. Run::
 
 import argparse
 import asyncio
+import ctypes
 import os
 import re
 import socket
@@ -96,8 +98,16 @@ def resident(pid: int) -> int:
     return 0
 
 
-def serve_traced(port: int, database: Path, trace: Path, every: float) -> None:
-    """Serve the program in this process with tracemalloc on, a snapshot every ``every`` s."""
+def _malloc_trim() -> None:
+    ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def serve_traced(port: int, database: Path, trace: Path | None, every: float, trim: bool) -> None:
+    """Serve the program in this process, watched every ``every`` s.
+
+    With ``trace``, tracemalloc is on and its snapshots go there; with ``trim``, glibc is asked
+    to give back the free memory it keeps (``malloc_trim``), so what stays is memory in use.
+    """
     from artifactr.files.programs.demo import choose_app
     from artifactr.files.programs.serve import server
 
@@ -110,9 +120,14 @@ def serve_traced(port: int, database: Path, trace: Path, every: float) -> None:
         # tracing them makes a loaded machine's start slower than the soak waits for.
         if stop.wait(every):
             return
-        tracemalloc.start(TRACE_FRAMES)
+        if trace is not None:
+            tracemalloc.start(TRACE_FRAMES)
         number = 0
         while not stop.wait(every):
+            if trim:
+                _malloc_trim()
+            if trace is None:
+                continue
             shot = tracemalloc.take_snapshot().filter_traces(
                 (
                     tracemalloc.Filter(False, tracemalloc.__file__),
@@ -151,9 +166,11 @@ class Program:
     """Eddie's WOPI access token for it."""
 
 
-def start(port: int, database: Path, log: Path, trace: Path | None, every: float) -> Program:
-    """Start the served program (or the traced one); return it once it has seeded its file."""
-    if trace is None:
+def start(
+    port: int, database: Path, log: Path, trace: Path | None, every: float, trim: bool = False
+) -> Program:
+    """Start the served program (or the watched one); return it once it has seeded its file."""
+    if trace is None and not trim:
         command = [
             sys.executable,
             "-m",
@@ -172,8 +189,8 @@ def start(port: int, database: Path, log: Path, trace: Path | None, every: float
             str(port),
             "--database",
             str(database),
-            "--trace-to",
-            str(trace),
+            *(["--trace-to", str(trace)] if trace is not None else []),
+            *(["--trim"] if trim else []),
             "--every",
             str(every),
         ]
@@ -452,6 +469,7 @@ def soak(
     office: bool,
     pause: float,
     surfaces: Sequence[str] = SURFACES,
+    trim: bool = False,
 ) -> bool:
     """Run the soak and print its table; return whether the last half grew."""
     if not office:
@@ -462,7 +480,7 @@ def soak(
         if traced is not None:
             traced.mkdir()
         port = _free_port()
-        program = start(port, folder / "soak.db", folder / "serve.log", traced, every)
+        program = start(port, folder / "soak.db", folder / "serve.log", traced, every, trim)
         try:
             app = next(
                 (
@@ -473,7 +491,9 @@ def soak(
                 "app: ?",
             )
             print(
-                f"served program on 127.0.0.1:{port} ({'traced, in process' if trace else 'as run'}"
+                f"served program on 127.0.0.1:{port} "
+                f"({'in process' if trace or trim else 'as run'}{', traced' if trace else ''}"
+                f"{', trimmed' if trim else ''}"
                 f", {app.strip()}); {minutes:.2f} min, a sample every {every:g} s, "
                 f"{pause:g} s between a client's rounds; surfaces: {', '.join(surfaces)}"
             )
@@ -504,6 +524,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments.add_argument("--every", type=float, default=60.0, help="seconds a sample (60)")
     arguments.add_argument("--pause", type=float, default=PAUSE, help=f"seconds ({PAUSE})")
     arguments.add_argument("--trace", action="store_true", help="tracemalloc in the server")
+    arguments.add_argument(
+        "--trim",
+        action="store_true",
+        help="malloc_trim in the server before each sample: what stays is memory in use",
+    )
     arguments.add_argument("--office", action="store_true", help="let the program choose its app")
     arguments.add_argument(
         "--surfaces",
@@ -516,13 +541,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     arguments.add_argument("--trace-to", type=Path, default=None, help=argparse.SUPPRESS)
     options = arguments.parse_args(argv)
     if options.serve is not None:
-        serve_traced(options.serve, options.database, options.trace_to, options.every)
+        serve_traced(options.serve, options.database, options.trace_to, options.every, options.trim)
         return 0
     minutes, every = (1 / 3, 2.0) if options.quick else (options.minutes, options.every)
     unknown = set(options.surfaces) - set(SURFACES)
     if unknown:
         arguments.error(f"no such surface: {', '.join(sorted(unknown))}")
-    missed = soak(minutes, every, options.trace, options.office, options.pause, options.surfaces)
+    missed = soak(
+        minutes,
+        every,
+        options.trace,
+        options.office,
+        options.pause,
+        options.surfaces,
+        options.trim,
+    )
     return verdict(missed, options.quick)
 
 

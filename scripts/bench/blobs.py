@@ -14,17 +14,15 @@ bare driver: the same statements on a pooled connection of the engine, in one tr
 nothing else. No adapter on SQLAlchemy goes faster; at 1 MiB on SQLite, where the driver reads
 a row in a quarter of a millisecond, that ceiling is far under 0.7.
 
-Run it as ``.venv/bin/python scripts/bench/blobs.py``. PostgreSQL is the one at
-``ARTIFACTR_TEST_POSTGRES_URL`` (or 127.0.0.1:5432/test), in a schema of its own, dropped after.
+Run it as ``uv run --no-sync python -m scripts.bench.blobs [--quick]`` (``--quick``: 1 and
+8 MiB, two runs each). PostgreSQL is the one at ``ARTIFACTR_TEST_POSTGRES_URL`` (or
+127.0.0.1:5432/test), in a schema of its own, dropped after, interrupted or not.
 """
 
-import asyncio
 import hashlib
 import importlib
-import os
 import random
 import statistics
-import sys
 import tempfile
 import time
 import tracemalloc
@@ -48,13 +46,25 @@ import aiosqlite
 from artifactr.sql import create_sqlite_engine
 from artifactr.workspace import Scope
 from sqlalchemy import make_url, text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from scripts.bench._harness import (
+    POSTGRES,
+    machine_load,
+    parser,
+    postgres_answers,
+    postgres_schema,
+    run,
+    schema_engine,
+)
 
 MiB = 1 << 20
 SIZES = (1, 64, 256)
 """The blob sizes, in MiB."""
 RUNS = {1: 25, 64: 9, 256: 5}
 """How many adapter and driver runs alternate for each size."""
+QUICK_SIZES = (1, 8)
+QUICK_RUNS = 2
 PIECE = 256 * 1024
 """How many bytes a client sends at a time."""
 SCOPE = Scope(tenant_id="bench", workspace_id="w1")
@@ -63,9 +73,6 @@ INSERT = f"INSERT INTO {CHUNKS} (tenant_id, workspace_id, blob_id, seq, data) VA
 SELECT = (
     f"SELECT data FROM {CHUNKS} WHERE tenant_id = {{}} AND workspace_id = {{}}"
     " AND blob_id = {} ORDER BY seq"
-)
-POSTGRES = os.environ.get(
-    "ARTIFACTR_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
 )
 
 
@@ -274,25 +281,17 @@ async def sqlite(files: Package, folder: Path) -> AsyncGenerator[Database]:
 @asynccontextmanager
 async def postgres(files: Package) -> AsyncGenerator[Database]:
     """Yield a fresh PostgreSQL schema, migrated; drop it afterwards."""
-    schema = f"bench_{uuid.uuid4().hex[:12]}"
-    admin = create_async_engine(POSTGRES)
-    async with admin.begin() as connection:
-        await connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    engine = create_async_engine(
-        POSTGRES, connect_args={"server_settings": {"search_path": schema}}
-    )
-    try:
-        await files.migrate(engine)
-        bare = BarePostgres(await pg_connect(POSTGRES, schema))
+    async with postgres_schema() as schema:
+        engine = schema_engine(POSTGRES, schema)
         try:
-            yield Database("postgres", engine, files.blobs(engine), bare)
+            await files.migrate(engine)
+            bare = BarePostgres(await pg_connect(POSTGRES, schema))
+            try:
+                yield Database("postgres", engine, files.blobs(engine), bare)
+            finally:
+                await bare.close()
         finally:
-            await bare.close()
-    finally:
-        await engine.dispose()
-        async with admin.begin() as connection:
-            await connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        await admin.dispose()
+            await engine.dispose()
 
 
 # ─── measuring ────────────────────────────────────────────────────────────────
@@ -391,10 +390,10 @@ async def trace(db: Database, source: Source, size: int, figures: Figures) -> No
     assert digest.hexdigest() == blob.sha256
 
 
-async def measure(db: Database, source: Source, size: int) -> Figures:
+async def measure(db: Database, source: Source, size: int, runs: int) -> Figures:
     """Alternate adapter and driver runs, then trace the adapter's memory."""
     figures = Figures()
-    for _ in range(RUNS[size // MiB]):
+    for _ in range(runs):
         await adapter_run(db, source, size, figures)
         await clear(db)
         await bare_run(db, source, size, figures)
@@ -427,15 +426,16 @@ def report(name: str, size: int, figures: Figures) -> None:
     )
 
 
-async def run(files: Package, database: AbstractAsyncContextManager[Database]) -> None:
+async def on(files: Package, database: AbstractAsyncContextManager[Database], quick: bool) -> None:
     """Measure every size on one database and print its rows."""
     source = Source(files.chunk_size)
     async with database as db:
-        for size in SIZES:
-            report(db.name, size * MiB, await measure(db, source, size * MiB))
+        for size in QUICK_SIZES if quick else SIZES:
+            runs = QUICK_RUNS if quick else RUNS[size]
+            report(db.name, size * MiB, await measure(db, source, size * MiB, runs))
 
 
-async def main() -> None:
+async def main(quick: bool) -> None:
     """Print the table."""
     files = package()
     print(
@@ -446,13 +446,14 @@ async def main() -> None:
         f"{'':<18}{'MiB/s':>9}{'MiB/s':>9}{'':>7}{'MiB/s':>9}{'MiB/s':>9}{'':>7}{'MiB':>9}{'MiB':>9}"
     )
     with tempfile.TemporaryDirectory() as folder:
-        await run(files, sqlite(files, Path(folder)))
-    try:
-        await run(files, postgres(files))
-    except OSError as error:
-        print(f"postgres: not reachable at {POSTGRES} ({error})", file=sys.stderr)
-    print(f"load average: {' '.join(f'{load:.1f}' for load in os.getloadavg())}")
+        await on(files, sqlite(files, Path(folder)), quick)
+    if await postgres_answers():
+        await on(files, postgres(files), quick)
+    else:
+        print(f"postgres: skipped, nothing answers at {POSTGRES}")
+    print(machine_load())
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    options = parser(__doc__, quick="1 and 8 MiB, two runs each").parse_args()
+    raise SystemExit(run(lambda: main(options.quick)))

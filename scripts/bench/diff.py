@@ -15,10 +15,9 @@ The app is FakeApp for reading (real .docx bytes), with a stand-in ``render`` th
 calls and returns a small image-like value at once, so the figures are the diff's own costs,
 not FakeApp's layout.
 
-Run: ``uv run python scripts/bench/diff.py``.
+Run: ``uv run --no-sync python -m scripts.bench.diff [--quick]`` (``--quick``: 5 and 50 pages).
 """
 
-import asyncio
 import hashlib
 import time
 import tracemalloc
@@ -38,6 +37,7 @@ from artifactr.files.native import NativeFiles
 from artifactr.files.native.diff import revision_diff
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
+from scripts.bench._harness import machine_load, parser, run
 
 ACTOR = UserActor(id="bench")
 
@@ -117,23 +117,27 @@ async def measure(pages: int, database: Path) -> dict[str, float]:
     }
 
 
-async def main() -> None:
-    """Print the figures for 50 and 500 pages."""
+async def main(quick: bool) -> None:
+    """Print the figures for 50 and 500 pages (5 and 50 in a quick run)."""
+    small_pages, large_pages = (5, 50) if quick else (50, 500)
     with TemporaryDirectory() as folder:
-        small = await measure(50, Path(folder) / "small.db")
-        large = await measure(500, Path(folder) / "large.db")
-    for run in (small, large):
+        small = await measure(small_pages, Path(folder) / "small.db")
+        large = await measure(large_pages, Path(folder) / "large.db")
+    for figures in (small, large):
         print(
-            f"{run['pages']:.0f} pages: {run['changed']:.0f} page(s) differ; renders "
-            f"{run['first_renders']:.0f} first, {run['second_renders']:.0f} second; "
-            f"{run['first_s']:.2f} s first, {run['second_s']:.2f} s second "
-            f"({run['second_s'] / run['first_s']:.2f}x); second's peak {run['peak_mib']:.1f} MiB"
+            f"{figures['pages']:.0f} pages: {figures['changed']:.0f} page(s) differ; renders "
+            f"{figures['first_renders']:.0f} first, {figures['second_renders']:.0f} second; "
+            f"{figures['first_s']:.2f} s first, {figures['second_s']:.2f} s second "
+            f"({figures['second_s'] / figures['first_s']:.2f}x); "
+            f"second's peak {figures['peak_mib']:.1f} MiB"
         )
     print(
-        f"500 pages against 50: peak memory {large['peak_mib'] / small['peak_mib']:.1f}x "
-        f"for 10x the pages"
+        f"{large_pages} pages against {small_pages}: peak memory "
+        f"{large['peak_mib'] / small['peak_mib']:.1f}x for 10x the pages"
     )
+    print(machine_load())
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    options = parser(__doc__, quick="5 and 50 pages").parse_args()
+    raise SystemExit(run(lambda: main(options.quick)))

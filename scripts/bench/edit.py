@@ -9,11 +9,11 @@ Two figures, each against a baseline measured in the same run (RFC-0003 phase 2)
 2. A check-in of 100 MiB streamed through :meth:`NativeFiles.check_in`, with its peak Python
    memory (tracemalloc) beside a 10 MiB and a 1 GiB one. Target: flat in file size.
 
-Run: ``uv run python scripts/bench/edit.py`` (PostgreSQL from ``ARTIFACTR_TEST_POSTGRES_URL``,
-or the local default; skipped with a note when it does not answer).
+Run: ``uv run --no-sync python -m scripts.bench.edit [--quick]`` (PostgreSQL from
+``ARTIFACTR_TEST_POSTGRES_URL``, or the local default, in a schema of its own dropped after;
+skipped with a note when it does not answer). ``--quick``: 5 edits, check-ins of 10 and 20 MiB.
 """
 
-import asyncio
 import io
 import itertools
 import os
@@ -33,8 +33,7 @@ from artifactr import UserActor, Workspaces
 from artifactr.core import EditArtifact, JsonPatch
 from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
 from artifactr.workspace import Workspace
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files.core.app_port import (
     EDIT_DEADLINE,
@@ -44,30 +43,38 @@ from artifactr.files.core.app_port import (
     Edited,
     Inspection,
 )
+from artifactr.files.core.documents import build_docx
 from artifactr.files.core.fingerprint import ZipLimits, fingerprint
 from artifactr.files.core.manifests import WordDocument
 from artifactr.files.core.revisions import revision_patch
 from artifactr.files.native import NativeFiles
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
-
-POSTGRES = os.environ.get(
-    "ARTIFACTR_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+from scripts.bench._harness import (
+    POSTGRES,
+    machine_load,
+    parser,
+    postgres_answers,
+    postgres_schema,
+    run,
+    schema_engine,
 )
+
 EDITS = 100
+"""Edits each way, taken in turns."""
 MIB = 1024 * 1024
 CHECK_INS = (10 * MIB, 100 * MIB, 1024 * MIB)
 """The check-in sizes: the 8 MiB spool rolls to disk in each, so the peak must not grow."""
+QUICK_EDITS = 5
+QUICK_CHECK_INS = (10 * MIB, 20 * MIB)
 ACTOR = UserActor(id="bench")
 
 
 def docx(words: str, *, media: int = 0) -> bytes:
-    """Return a small real package, with ``media`` bytes of an incompressible stored picture."""
-    out = io.BytesIO()
-    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
-        package.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types/>')
-        package.writestr("word/document.xml", f"<w:document><w:t>{words}</w:t></w:document>")
-        if media:
+    """Return a small real document, with ``media`` bytes of an incompressible stored picture."""
+    out = io.BytesIO(build_docx([words]))
+    if media:
+        with zipfile.ZipFile(out, "a") as package:
             package.writestr(
                 zipfile.ZipInfo("word/media/image1.bin"), os.urandom(media), zipfile.ZIP_STORED
             )
@@ -133,22 +140,14 @@ async def database(kind: str, scratch: Path) -> AsyncGenerator[AsyncEngine]:
         finally:
             await engine.dispose()
         return
-    schema = f"bench_{uuid.uuid4().hex[:8]}"
-    admin = create_async_engine(POSTGRES)
-    async with admin.begin() as connection:
-        await connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    engine = create_async_engine(
-        POSTGRES, connect_args={"server_settings": {"search_path": schema}}
-    )
-    try:
-        await migrate(engine)
-        await migrate_files(engine)
-        yield engine
-    finally:
-        await engine.dispose()
-        async with admin.begin() as connection:
-            await connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        await admin.dispose()
+    async with postgres_schema() as schema:
+        engine = schema_engine(POSTGRES, schema)
+        try:
+            await migrate(engine)
+            await migrate_files(engine)
+            yield engine
+        finally:
+            await engine.dispose()
 
 
 def service(engine: AsyncEngine, app: InstantApp, *, max_size: int = 512 * MIB) -> NativeFiles:
@@ -189,7 +188,7 @@ async def timed_commit(ws: Workspace, artifact_id: str, version: int) -> float:
     return time.perf_counter() - started
 
 
-async def edit_ratio(kind: str, scratch: Path) -> None:
+async def edit_ratio(kind: str, scratch: Path, count: int = EDITS) -> None:
     """Print the edit-to-bare-commit ratio on one database."""
     async with database(kind, scratch) as engine:
         files = service(engine, InstantApp())
@@ -202,7 +201,7 @@ async def edit_ratio(kind: str, scratch: Path) -> None:
         # Taken in turns, so a moment of load on the machine falls on both alike.
         edits: list[float] = []
         commits: list[float] = []
-        for version in range(1, EDITS + 1):
+        for version in range(1, count + 1):
             edits.append(await timed_edit(files, ws, edited.artifact_id, version))
             commits.append(await timed_commit(ws, bare.artifact_id, version))
         ratio = statistics.median(edits) / statistics.median(commits)
@@ -210,23 +209,26 @@ async def edit_ratio(kind: str, scratch: Path) -> None:
         print(
             f"{kind:8} edit {statistics.median(edits) * 1000:7.2f} ms  "
             f"bare commit {statistics.median(commits) * 1000:7.2f} ms  "
-            f"ratio {ratio:4.2f}x ({verdict}; median of {EDITS})"
+            f"ratio {ratio:4.2f}x ({verdict}; median of {count})"
         )
 
 
 async def stream_file(data_size: int) -> AsyncIterator[bytes]:
-    """Yield a valid package of about ``data_size`` bytes without holding it: a stored part."""
+    """Yield a valid document of about ``data_size`` bytes without holding it: a stored part.
+
+    A small real document's parts, then a stored part of ``data_size`` random bytes, made
+    chunk by chunk, then the central directory of them all.
+    """
     chunk = os.urandom(MIB)
     count = data_size // MIB
     crc = 0
     for _ in range(count):
         crc = zlib.crc32(chunk, crc)
-    head = io.BytesIO()
-    with zipfile.ZipFile(head, "w") as package:
-        package.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types/>')
-    prefix = head.getvalue()
-    directory_at = prefix.rindex(b"PK\x01\x02")
-    local, central = prefix[:directory_at], prefix[directory_at : prefix.rindex(b"PK\x05\x06")]
+    prefix = build_docx(["A large file."])
+    end_at = prefix.rindex(b"PK\x05\x06")
+    entries = int.from_bytes(prefix[end_at + 10 : end_at + 12], "little")
+    directory_at = int.from_bytes(prefix[end_at + 16 : end_at + 20], "little")
+    local, central = prefix[:directory_at], prefix[directory_at:end_at]
     name = b"word/media/big.bin"
     size = count * MIB
     offset = len(local)
@@ -265,8 +267,8 @@ async def stream_file(data_size: int) -> AsyncIterator[bytes]:
     end = (
         b"PK\x05\x06"
         + bytes(4)
-        + (2).to_bytes(2, "little")
-        + (2).to_bytes(2, "little")
+        + (entries + 1).to_bytes(2, "little")
+        + (entries + 1).to_bytes(2, "little")
         + len(directory).to_bytes(4, "little")
         + start.to_bytes(4, "little")
         + bytes(2)
@@ -274,12 +276,12 @@ async def stream_file(data_size: int) -> AsyncIterator[bytes]:
     yield directory + end
 
 
-async def check_in_memory(scratch: Path) -> None:
+async def check_in_memory(scratch: Path, sizes: Sequence[int] = CHECK_INS) -> None:
     """Print the peak memory of a 10 MiB, a 100 MiB and a 1 GiB check-in on SQLite."""
     peaks: dict[int, float] = {}
-    for size in CHECK_INS:
+    for size in sizes:
         async with database("sqlite", scratch / str(size)) as engine:
-            files = service(engine, InstantApp(), max_size=2 * CHECK_INS[-1])
+            files = service(engine, InstantApp(), max_size=2 * sizes[-1])
             ws = await Workspaces(SqlStorage(engine), types=[WordDocument]).open(
                 "t", "check-in", actor=ACTOR
             )
@@ -297,7 +299,7 @@ async def check_in_memory(scratch: Path) -> None:
                 f"check-in {size // MIB:4d} MiB: {result.status}, {took:5.2f} s, "
                 f"peak {peak:6.1f} MiB"
             )
-    for smaller, larger in itertools.pairwise(CHECK_INS):
+    for smaller, larger in itertools.pairwise(sizes):
         grew = peaks[larger] - peaks[smaller]
         print(
             f"peak memory grew {grew:+.1f} MiB from {smaller // MIB} MiB to {larger // MIB} MiB"
@@ -305,33 +307,23 @@ async def check_in_memory(scratch: Path) -> None:
         )
 
 
-async def postgres_answers() -> bool:
-    """Return whether PostgreSQL answers."""
-    engine = create_async_engine(POSTGRES)
-    try:
-        async with engine.connect() as connection:
-            await connection.execute(text("select 1"))
-    except OSError:
-        return False
-    finally:
-        await engine.dispose()
-    return True
-
-
-async def main() -> None:
+async def main(quick: bool) -> None:
     """Run both benchmarks."""
+    edits, sizes = (QUICK_EDITS, QUICK_CHECK_INS) if quick else (EDITS, CHECK_INS)
     with TemporaryDirectory() as scratch:
         root = Path(scratch)
         (root / "pg").mkdir()
-        await edit_ratio("sqlite", root)
+        await edit_ratio("sqlite", root, edits)
         if await postgres_answers():
-            await edit_ratio("postgres", root / "pg")
+            await edit_ratio("postgres", root / "pg", edits)
         else:
             print(f"postgres: skipped, nothing answers at {POSTGRES}")
-        for size in CHECK_INS:
+        for size in sizes:
             (root / str(size)).mkdir()
-        await check_in_memory(root)
+        await check_in_memory(root, sizes)
+    print(machine_load())
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    options = parser(__doc__, quick="5 edits, check-ins of 10 and 20 MiB").parse_args()
+    raise SystemExit(run(lambda: main(options.quick)))

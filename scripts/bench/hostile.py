@@ -7,14 +7,14 @@ the time to refusal, and the worker's peak resident memory while it handled that
 ``VmHWM``, reset before each file through ``/proc/<pid>/clear_refs``). Then it sends a sound
 document, to show the worker still serves the next job. Loopback only::
 
-    python -m scripts.bench.hostile [--cli "wordcraft-cli"] [--app libreoffice]
+    uv run --no-sync python -m scripts.bench.hostile [--cli "wordcraft-cli"] [--app libreoffice]
 
 ``--cli`` is the app (``$WORDCRAFT_CLI`` by default, else the test stand-in), or ``--app
-libreoffice`` makes the worker a LibreOffice one; the hostile files never reach either. The
-worker's tests use :func:`spawn` and :func:`peak` too.
+libreoffice`` makes the worker a LibreOffice one; the hostile files never reach either.
+``--quick`` makes the app the quick stand-in (``tests/worker/quick.py``), so the sound document
+is answered in a moment. The worker's tests use :func:`spawn` and :func:`peak` too.
 """
 
-import argparse
 import io
 import os
 import shlex
@@ -35,13 +35,17 @@ import anyio
 from artifactr.files.apps.worker import Worker
 from artifactr.files.core.documents import build_docx
 from artifactr.files.core.errors import AppFailure, UnsafeFile
+from scripts.bench._harness import guarded, machine_load, parser
 from scripts.hostile_corpus import CORPUS
 
 ROOT: Final = Path(__file__).resolve().parents[2]
 """The repository, where ``worker/`` is."""
 
-STANDIN: Final = ROOT / "tests" / "wordcraft" / "standin.py"
+STANDIN: Final = ROOT / "tests" / "apps" / "wordcraft" / "standin.py"
 """The test stand-in for ``wordcraft-cli``, the app when no other is named."""
+
+QUICK: Final = ROOT / "tests" / "worker" / "quick.py"
+"""The quick stand-in: the worker's mechanics, with no document work."""
 
 TOKEN: Final = "bench-token-" + "0123456789abcdef" * 3
 """The bearer token the bench's workers are given."""
@@ -177,13 +181,14 @@ async def refuse_all(spawned: Spawned) -> list[Refusal]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the bench and print its table; exit 1 if any file wasn't refused as expected."""
-    parser = argparse.ArgumentParser(description="Time the worker's refusal of hostile files.")
-    parser.add_argument("--cli", type=shlex.split, default=None, help="the app's command line")
-    parser.add_argument(
+    arguments = parser(__doc__, quick="the quick stand-in as the app")
+    arguments.add_argument("--cli", type=shlex.split, default=None, help="the app's command line")
+    arguments.add_argument(
         "--app", choices=("wordcraft", "libreoffice"), default="wordcraft", help="the worker's app"
     )
-    options = parser.parse_args(argv)
-    cli: list[str] = options.cli or default_cli()
+    options = arguments.parse_args(argv)
+    quick = [sys.executable, str(QUICK)] if options.quick else None
+    cli: list[str] = options.cli or quick or default_cli()
     with spawn(cli, {"WORKER_APP": options.app}) as spawned:
         results = anyio.run(refuse_all, spawned)
         started = time.monotonic()
@@ -202,8 +207,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"| {result.seconds * 1000:>12.0f} ms | {result.peak / 2**20:>5.0f} MiB |"
         )
     print(f"\nthe next job, a sound document: inspected in {after:.2f} s ({inspection.pages} page)")
+    print(machine_load())
     return 1 if wrong else 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded(main))

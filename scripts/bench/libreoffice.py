@@ -15,11 +15,11 @@ busy machine weighs on both sides alike; each side is the median of its rounds:
    saved file again and inspects it), against a bare UNO load-and-save of the same file by a
    minimal script under the system Python. Target: at most 1.5x.
 
-Run: ``uv run --no-sync python scripts/bench/libreoffice.py [--rounds 3] [--pages 60]``;
-``--side-by-side`` prints only the table of a warm office, a cold job and a pooled job.
+Run: ``uv run --no-sync python -m scripts.bench.libreoffice [--rounds 3] [--pages 60]``;
+``--side-by-side`` prints only the table of a warm office, a cold job and a pooled job;
+``--quick`` is one round, a long file of 5 pages and a size of 5.
 """
 
-import argparse
 import asyncio
 import json
 import os
@@ -41,6 +41,8 @@ from artifactr.files.apps.libreoffice import LibreOffice, available
 from artifactr.files.apps.libreoffice._process import DRIVER
 from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.documents import build_docx
+from scripts.bench._harness import judged, machine_load, run
+from scripts.bench._harness import parser as bench_parser
 
 BARE_UNO: Final = """
 import os, subprocess, sys, time, uno
@@ -396,23 +398,29 @@ async def timed(work: Awaitable[object]) -> float:
     return time.perf_counter() - start
 
 
-async def main(rounds: int, pages: int, sizes_asked: list[int], only_side: bool = False) -> int:
-    """Run the figures and print them; return 1 if a target is missed.
+async def main(rounds: int, pages: int, sizes_asked: list[int], only_side: bool = False) -> bool:
+    """Run the figures and print them; return whether a target is missed.
 
     ``only_side`` runs the side-by-side table alone (:func:`side_by_side`).
     """
     found = available()
     if not found:
-        print("LibreOffice can't run here: " + "; ".join(found.missing))
-        return 1
+        raise SystemExit("LibreOffice can't run here: " + "; ".join(found.missing))
     app = LibreOffice(export_deadline=1800, max_size=1 << 30)
-    await app.about()
-    await app.isolated()
-    if only_side:
-        missed = await side_by_side(app, rounds)
-        print(f"rounds: {rounds}; sealed: {await app.sandboxed()}")
+    try:
+        await app.about()
+        await app.isolated()
+        if only_side:
+            missed = await side_by_side(app, rounds)
+            print(f"rounds: {rounds}; sealed: {await app.sandboxed()}; {machine_load()}")
+            return missed
+        return await figures(app, rounds, pages, sizes_asked)
+    finally:
         await app.close()
-        return 1 if missed else 0
+
+
+async def figures(app: LibreOffice, rounds: int, pages: int, sizes_asked: list[int]) -> bool:
+    """Run every figure on ``app`` and print them; return whether a target is missed."""
     renders: list[float] = []
     bare_renders: list[float] = []
     edits: list[float] = []
@@ -451,13 +459,12 @@ async def main(rounds: int, pages: int, sizes_asked: list[int], only_side: bool 
     print(f"            bare pdftoppm of a page from the same PDF {bare_page_time:4.2f} s")
     missed = await side_by_side(app, rounds)
     missed = await sizes(app, sizes_asked) or missed
-    print(f"rounds: {rounds}; sealed: {await app.sandboxed()}")
-    missed = missed or render_ratio > 1.3 or edit_ratio > 1.5 or per_page > 0.3
-    return 1 if missed else 0
+    print(f"rounds: {rounds}; sealed: {await app.sandboxed()}; {machine_load()}")
+    return missed or render_ratio > 1.3 or edit_ratio > 1.5 or per_page > 0.3
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser = bench_parser(__doc__, quick="one round, a long file of 5 pages, a size of 5")
     parser.add_argument("--rounds", type=int, default=3, help="rounds of each figure")
     parser.add_argument("--pages", type=int, default=60, help="pages of the long file")
     parser.add_argument(
@@ -472,9 +479,14 @@ if __name__ == "__main__":
         action="store_true",
         help="only the table of a warm office, a cold job and a pooled job",
     )
-    arguments = parser.parse_args()
+    options = parser.parse_args()
+    if options.quick:
+        options.rounds, options.pages, options.sizes = 1, 5, [5]
     sys.exit(
-        asyncio.run(
-            main(arguments.rounds, arguments.pages, arguments.sizes, arguments.side_by_side)
+        run(
+            lambda: judged(
+                main(options.rounds, options.pages, options.sizes, options.side_by_side),
+                options.quick,
+            )
         )
     )

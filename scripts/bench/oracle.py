@@ -7,16 +7,13 @@ names nothing, interleaved, :data:`SAMPLES` times each, on every route that name
 It prints both time distributions side by side (median, p90, p99, in ms) and the ratio of the
 medians: 1.00 is no oracle.
 
-Run: ``uv run --no-sync python -m scripts.bench.oracle`` (PostgreSQL from
-``ARTIFACTR_TEST_POSTGRES_URL``, or the local default; skipped with a note when it does not
-answer).
+Run: ``uv run --no-sync python -m scripts.bench.oracle [--quick]`` (PostgreSQL from
+``ARTIFACTR_TEST_POSTGRES_URL``, or the local default, in a schema of its own dropped after;
+skipped with a note when it does not answer). ``--quick``: 5 requests a route and case.
 """
 
-import asyncio
-import os
 import statistics
 import time
-import uuid
 from collections.abc import AsyncGenerator, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -28,8 +25,7 @@ from artifactr.core import Actor, Visibility
 from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
 from artifactr.workspace import Access
 from fastapi import FastAPI
-from sqlalchemy import text
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.ext.asyncio import AsyncEngine
 from starlette.requests import HTTPConnection
 
 from artifactr.files.apps.fake import FakeApp
@@ -39,10 +35,16 @@ from artifactr.files.fastapi.router import files_router
 from artifactr.files.native import NativeFiles
 from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlLeases, SqlRenders
 from artifactr.files.sql import migrate as migrate_files
-
-POSTGRES = os.environ.get(
-    "ARTIFACTR_TEST_POSTGRES_URL", "postgresql+asyncpg://postgres@127.0.0.1:5432/test"
+from scripts.bench._harness import (
+    POSTGRES,
+    machine_load,
+    parser,
+    postgres_answers,
+    postgres_schema,
+    run,
+    schema_engine,
 )
+
 SAMPLES = 200
 """Requests per route and per case, interleaved."""
 WARM_UP = 20
@@ -77,22 +79,14 @@ async def database(kind: str, scratch: Path) -> AsyncGenerator[AsyncEngine]:
         finally:
             await engine.dispose()
         return
-    schema = f"bench_{uuid.uuid4().hex[:8]}"
-    admin = create_async_engine(POSTGRES)
-    async with admin.begin() as connection:
-        await connection.execute(text(f'CREATE SCHEMA "{schema}"'))
-    engine = create_async_engine(
-        POSTGRES, connect_args={"server_settings": {"search_path": schema}}
-    )
-    try:
-        await migrate(engine)
-        await migrate_files(engine)
-        yield engine
-    finally:
-        await engine.dispose()
-        async with admin.begin() as connection:
-            await connection.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        await admin.dispose()
+    async with postgres_schema() as schema:
+        engine = schema_engine(POSTGRES, schema)
+        try:
+            await migrate(engine)
+            await migrate_files(engine)
+            yield engine
+        finally:
+            await engine.dispose()
 
 
 def quantile(samples: Sequence[float], q: float) -> float:
@@ -101,7 +95,7 @@ def quantile(samples: Sequence[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-async def oracle(kind: str, scratch: Path) -> None:
+async def oracle(kind: str, scratch: Path, samples: int = SAMPLES, warm_up: int = WARM_UP) -> None:
     """Time a hidden and a missing artifact on every route of one database, and print them."""
     async with database(kind, scratch) as engine:
         storage = SqlStorage(engine)
@@ -134,14 +128,14 @@ async def oracle(kind: str, scratch: Path) -> None:
             hidden.add(secret)
             # Same length as a generated id, so neither index lookup is favoured.
             missing = "art_" + "0" * (len(secret) - 4)
-            print(f"{kind}: {SAMPLES} interleaved requests per case, times in ms")
+            print(f"{kind}: {samples} interleaved requests per case, times in ms")
             print(
                 f"  {'route':<14} {'hidden p50':>10} {'p90':>7} {'p99':>7}"
                 f"   {'missing p50':>11} {'p90':>7} {'p99':>7}   {'p50 ratio':>9}"
             )
             for label, method, path in ROUTES:
                 times: dict[str, list[float]] = {"hidden": [], "missing": []}
-                for round_ in range(WARM_UP + SAMPLES):
+                for round_ in range(warm_up + samples):
                     order = [("hidden", secret), ("missing", missing)]
                     if round_ % 2:
                         order.reverse()
@@ -151,7 +145,7 @@ async def oracle(kind: str, scratch: Path) -> None:
                         response = await client.request(method, url, headers={"x-user": "bob"})
                         elapsed = (time.perf_counter() - started) * 1000
                         assert response.status_code == 404, (case, label, response.text)
-                        if round_ >= WARM_UP:
+                        if round_ >= warm_up:
                             times[case].append(elapsed)
                 shown, gone = times["hidden"], times["missing"]
                 ratio = statistics.median(shown) / statistics.median(gone)
@@ -162,28 +156,18 @@ async def oracle(kind: str, scratch: Path) -> None:
                 )
 
 
-async def postgres_answers() -> bool:
-    """Return whether the PostgreSQL server answers."""
-    engine = create_async_engine(POSTGRES)
-    try:
-        async with engine.connect() as connection:
-            await connection.execute(text("SELECT 1"))
-    except (OSError, Exception):
-        return False
-    finally:
-        await engine.dispose()
-    return True
-
-
-async def main() -> None:
+async def main(quick: bool) -> None:
     """Run the benchmark on SQLite, then PostgreSQL if it answers."""
+    samples, warm_up = (5, 1) if quick else (SAMPLES, WARM_UP)
     with TemporaryDirectory() as scratch:
-        await oracle("sqlite", Path(scratch))
-    if await postgres_answers():
-        await oracle("postgres", Path("."))
-    else:
-        print(f"postgres: skipped, nothing answers at {POSTGRES}")
+        await oracle("sqlite", Path(scratch), samples, warm_up)
+        if await postgres_answers():
+            await oracle("postgres", Path(scratch), samples, warm_up)
+        else:
+            print(f"postgres: skipped, nothing answers at {POSTGRES}")
+    print(machine_load())
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    options = parser(__doc__, quick="5 requests a route and case").parse_args()
+    raise SystemExit(run(lambda: main(options.quick)))

@@ -9,7 +9,9 @@ Two figures, each against a baseline measured in the same run (ADR-0018):
    :data:`SAVES`. Target: at most 1.1x.
 
 The app answers at once (``scripts/bench/edit.py``'s InstantApp), so what is measured is the
-surface and the service, not an office. Run: ``uv run python scripts/bench/webdav.py``.
+surface and the service, not an office. Run:
+``uv run --no-sync python -m scripts.bench.webdav [--quick]`` (``--quick``: 3 saves, 10 and
+20 MiB).
 """
 
 import asyncio
@@ -32,6 +34,7 @@ from artifactr.files.core.manifests import WordDocument
 from artifactr.files.fastapi.router import files_router
 from artifactr.files.fastapi.webdav import webdav_router
 from artifactr.files.native import NativeFiles
+from scripts.bench._harness import machine_load, parser, run
 from scripts.bench.edit import MIB, InstantApp, database, docx, service, stream_file
 
 SIZES = (10 * MIB, 100 * MIB)
@@ -39,6 +42,9 @@ SIZES = (10 * MIB, 100 * MIB)
 
 SAVES = 30
 """How many 1-page saves each way."""
+
+QUICK_SIZES = (10 * MIB, 20 * MIB)
+QUICK_SAVES = 3
 
 LOCK = (
     b'<D:lockinfo xmlns:D="DAV:"><D:lockscope><D:exclusive/></D:lockscope>'
@@ -92,10 +98,10 @@ async def lock(client: httpx2.AsyncClient, name: str) -> str:
     return answer.headers["Lock-Token"].strip("<>")
 
 
-async def large_files(client: httpx2.AsyncClient) -> None:
+async def large_files(client: httpx2.AsyncClient, sizes: tuple[int, int] = SIZES) -> None:
     """Print the peak memory of a GET and a PUT of each size."""
     peaks: dict[tuple[str, int], float] = {}
-    for size in SIZES:
+    for size in sizes:
         name = f"big-{size // MIB}.docx"
         await upload(client, name, docx("small"))
         token = await lock(client, name)
@@ -128,21 +134,21 @@ async def large_files(client: httpx2.AsyncClient) -> None:
             f"peak {peaks[('GET', size)]:6.1f} MiB"
         )
     for method in ("GET", "PUT"):
-        grew = peaks[(method, SIZES[1])] - peaks[(method, SIZES[0])]
+        grew = peaks[(method, sizes[1])] - peaks[(method, sizes[0])]
         print(
-            f"{method} peak memory grew {grew:+.1f} MiB from {SIZES[0] // MIB} MiB to "
-            f"{SIZES[1] // MIB} MiB (target: flat)"
+            f"{method} peak memory grew {grew:+.1f} MiB from {sizes[0] // MIB} MiB to "
+            f"{sizes[1] // MIB} MiB (target: flat)"
         )
 
 
-async def saves(client: httpx2.AsyncClient) -> None:
+async def saves(client: httpx2.AsyncClient, count: int = SAVES) -> None:
     """Print the median 1-page save through WebDAV against the router's check-in."""
     page = docx("one page of words " * 200)
     artifact_id = await upload(client, "page.docx", page)
     dav: list[float] = []
     router: list[float] = []
     eve = {"x-user": "eve"}
-    for number in range(SAVES):
+    for number in range(count):
         # Each save changes the page, so each is a new revision (never ``unchanged``).
         ours, theirs = docx(f"{number} router " * 400), docx(f"{number} webdav " * 400)
         checkout = await client.post(f"/workspaces/w/files/{artifact_id}/checkouts", headers=eve)
@@ -173,21 +179,24 @@ async def saves(client: httpx2.AsyncClient) -> None:
     )
 
 
-async def main() -> None:
+async def main(quick: bool) -> None:
     """Run both benchmarks on SQLite."""
+    sizes, count = (QUICK_SIZES, QUICK_SAVES) if quick else (SIZES, SAVES)
     with TemporaryDirectory() as scratch:
         async with database("sqlite", Path(scratch)) as engine:
-            files = service(engine, InstantApp(), max_size=2 * SIZES[-1])
+            files = service(engine, InstantApp(), max_size=2 * sizes[-1])
             workspaces = Workspaces(SqlStorage(engine), types=[WordDocument])
             server, task, base = await served(build(files, workspaces))
             try:
                 async with httpx2.AsyncClient(base_url=base, timeout=600) as client:
-                    await saves(client)
-                    await large_files(client)
+                    await saves(client, count)
+                    await large_files(client, sizes)
             finally:
                 server.should_exit = True
                 await task
+    print(machine_load())
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    options = parser(__doc__, quick="3 saves, 10 and 20 MiB").parse_args()
+    raise SystemExit(run(lambda: main(options.quick)))

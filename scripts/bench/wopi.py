@@ -8,12 +8,11 @@ grantr's access, FakeApp), in process, two figures against baselines measured in
 2. ``CheckFileInfo`` and ``Lock`` (a repeated Lock, as Collabora re-sends it), p50 in
    milliseconds and as a ratio of the router's ``GET .../lease``. Target: under 5 ms.
 
-Run: ``uv run python scripts/bench/wopi.py [rounds]``.
+Run: ``uv run --no-sync python -m scripts.bench.wopi [--rounds 4] [--quick]`` (``--quick``: one
+round of 3 requests each way).
 """
 
-import asyncio
 import statistics
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -24,8 +23,9 @@ import httpx2
 from artifactr.files.core.documents import build_docx
 from artifactr.files.core.manifests import DOCX
 from artifactr.files.programs import serve
+from scripts.bench._harness import machine_load, parser, run
 
-ROUNDS = int(sys.argv[1]) if len(sys.argv) > 1 else 4
+ROUNDS = 4
 """Blocks of each measurement, interleaved so the machine's drift falls on both sides."""
 
 BLOCK = 10
@@ -45,7 +45,7 @@ async def timed(send: Callable[[], Awaitable[httpx2.Response]], times: list[floa
     assert response.status_code == 200, response.text
 
 
-async def run(scratch: Path) -> None:
+async def measure(scratch: Path, rounds: int = ROUNDS, block: int = BLOCK) -> None:
     """Serve the demo in process, measure both figures in interleaved blocks, and print them."""
     lines: list[str] = []
     app = serve.create_app(scratch / "bench.db", corpus=scratch, say=lines.append)
@@ -73,9 +73,9 @@ async def run(scratch: Path) -> None:
             locks: list[float] = []
             leases: list[float] = []
             turn = 0
-            for _ in range(ROUNDS):
+            for _ in range(rounds):
                 await wopi_op("LOCK")()
-                for _ in range(BLOCK):
+                for _ in range(block):
                     turn += 1
                     body = PAGES[turn % 2]
                     await timed(
@@ -93,7 +93,7 @@ async def run(scratch: Path) -> None:
                     await timed(wopi_op("LOCK"), locks)
                     await timed(lambda: client.get(f"{files}/lease", headers=EDDIE), leases)
                 await wopi_op("UNLOCK")()
-                for _ in range(BLOCK):
+                for _ in range(block):
                     turn += 1
                     body = PAGES[turn % 2]
                     checkout = await client.post(f"{files}/checkouts", headers=EDDIE)
@@ -117,11 +117,16 @@ async def run(scratch: Path) -> None:
     print(f"Lock p50 {lock * 1000:.2f} ms: {lock / lease:.2f}x the lease read (target < 5 ms)")
 
 
-def main() -> None:
+async def main(rounds: int, block: int) -> None:
     """Run the benchmark in a scratch directory."""
     with TemporaryDirectory() as scratch:
-        asyncio.run(run(Path(scratch)))
+        await measure(Path(scratch), rounds, block)
+    print(machine_load())
 
 
 if __name__ == "__main__":
-    main()
+    arguments = parser(__doc__, quick="one round of 3 requests each way")
+    arguments.add_argument("--rounds", type=int, default=ROUNDS, help=f"rounds ({ROUNDS})")
+    options = arguments.parse_args()
+    rounds, block = (1, 3) if options.quick else (options.rounds, BLOCK)
+    raise SystemExit(run(lambda: main(rounds, block)))

@@ -7,16 +7,16 @@ three ports, each client spreading its calls over them in turn. A busy worker an
 ``Retry-After``, which the package's adapter honours, so the tail latency shows the queue. It
 prints the throughput (jobs a second) and the latency's 50th, 95th and 99th percentiles::
 
-    python -m scripts.bench.worker_load [--clients 8] [--seconds 8] [--cli "wordcraft-cli"]
-    python -m scripts.bench.worker_load --app libreoffice [--clients 6] [--seconds 30]
+    uv run --no-sync python -m scripts.bench.worker_load [--clients 8] [--seconds 8] [--cli "..."]
+    uv run --no-sync python -m scripts.bench.worker_load --app libreoffice [--clients 6]
 
 The app is the quick stand-in by default (``tests/worker/quick.py``: the worker's own costs, a
 process per job, with no document work); ``--cli`` names another (the full stand-in, or
 WordCraft), and ``--app libreoffice`` makes the workers LibreOffice ones (a fresh office a job).
-The whole run takes about twice ``--seconds``, plus start-up.
+The whole run takes about twice ``--seconds``, plus start-up; ``--quick`` is 2 clients for a
+second each way.
 """
 
-import argparse
 import shlex
 import statistics
 import sys
@@ -25,17 +25,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Final
 
 import anyio
 
 from artifactr.files.core.documents import build_docx
 from artifactr.files.core.errors import AppFailure, UnsafeFile
-from scripts.bench.hostile import ROOT, Spawned, spawn
-
-QUICK: Final = ROOT / "tests" / "worker" / "quick.py"
-"""The quick stand-in, the app by default."""
+from scripts.bench._harness import guarded, machine_load, parser
+from scripts.bench.hostile import QUICK, Spawned, spawn
 
 
 @dataclass
@@ -115,17 +111,18 @@ def measure(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the bench and print its table."""
-    parser = argparse.ArgumentParser(description="Load one worker, then three.")
-    parser.add_argument("--clients", type=int, default=8, help="concurrent clients (8)")
-    parser.add_argument("--seconds", type=float, default=8.0, help="seconds per run (8)")
-    parser.add_argument("--cli", type=shlex.split, default=None, help="the app's command line")
-    parser.add_argument(
+    arguments = parser(__doc__, quick="2 clients, a second each way")
+    arguments.add_argument("--clients", type=int, default=8, help="concurrent clients (8)")
+    arguments.add_argument("--seconds", type=float, default=8.0, help="seconds per run (8)")
+    arguments.add_argument("--cli", type=shlex.split, default=None, help="the app's command line")
+    arguments.add_argument(
         "--app", choices=("wordcraft", "libreoffice"), default="wordcraft", help="the workers' app"
     )
-    options = parser.parse_args(argv)
-    cli: list[str] = options.cli or [sys.executable, str(Path(QUICK))]
+    options = arguments.parse_args(argv)
+    cli: list[str] = options.cli or [sys.executable, str(QUICK)]
     env = {"WORKER_APP": options.app}
-    runs = measure(cli, (1, 3), options.clients, options.seconds, env)
+    clients, seconds = (2, 1.0) if options.quick else (options.clients, options.seconds)
+    runs = measure(cli, (1, 3), clients, seconds, env)
     app = (
         shlex.join(cli)
         if options.app == "wordcraft"
@@ -144,8 +141,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     one, three = runs
     if one.throughput():
         print(f"\nthree workers: {three.throughput() / one.throughput():.2f}x one worker's jobs/s")
+    print(machine_load())
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded(main))

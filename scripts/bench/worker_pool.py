@@ -12,10 +12,12 @@ of each worker is left out (a pool fills during the other configuration's turn).
 each, the jobs done, jobs a second, jobs a second per core (the cores this process may run on),
 the median job, and the pool's gain as a ratio::
 
-    python -m scripts.bench.worker_pool [--pool 1] [--workers <cores>] [--seconds 20] [--rounds 2]
+    uv run --no-sync python -m scripts.bench.worker_pool [--pool 1] [--workers <cores>]
+        [--seconds 20] [--rounds 2]
+
+``--quick`` is one worker of each kind, one turn of 2 s each.
 """
 
-import argparse
 import os
 import statistics
 import sys
@@ -27,9 +29,9 @@ from dataclasses import dataclass, field
 import anyio
 
 from artifactr.files.core.errors import AppFailure
-from scripts.bench.hostile import Spawned, spawn
+from scripts.bench._harness import guarded, machine_load, parser
+from scripts.bench.hostile import QUICK, Spawned, spawn
 from scripts.bench.libreoffice import EDIT, edit_file
-from scripts.bench.worker_load import QUICK
 
 
 @dataclass
@@ -89,14 +91,16 @@ async def turn(workers: Sequence[Spawned], seconds: float, tally: Tally, number:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the bench and print its table."""
     cores = len(os.sched_getaffinity(0))
-    parser = argparse.ArgumentParser(description="LibreOffice jobs per second per core, pooled.")
-    parser.add_argument("--pool", type=int, default=1, help="offices a pooled worker keeps (1)")
-    parser.add_argument(
+    arguments = parser(__doc__, quick="one worker of each kind, one turn of 2 s each")
+    arguments.add_argument("--pool", type=int, default=1, help="offices a pooled worker keeps (1)")
+    arguments.add_argument(
         "--workers", type=int, default=cores, help=f"workers of each kind ({cores}, the cores)"
     )
-    parser.add_argument("--seconds", type=float, default=20.0, help="seconds a turn (20)")
-    parser.add_argument("--rounds", type=int, default=2, help="turns of each configuration (2)")
-    options = parser.parse_args(argv)
+    arguments.add_argument("--seconds", type=float, default=20.0, help="seconds a turn (20)")
+    arguments.add_argument("--rounds", type=int, default=2, help="turns of each configuration (2)")
+    options = arguments.parse_args(argv)
+    if options.quick:
+        options.workers, options.seconds, options.rounds = 1, 2.0, 1
     tallies = [Tally(pool=0), Tally(pool=options.pool)]
     with ExitStack() as stack:
         fleets: list[list[Spawned]] = []
@@ -124,8 +128,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     cold, pooled = tallies
     if cold.rate():
         print(f"\npool {pooled.pool}: {pooled.rate() / cold.rate():.2f}x the jobs/s/core of none")
+    print(machine_load())
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(guarded(main))

@@ -72,6 +72,7 @@ class SeaweedFS:
         self.identities = identities
         self.process: subprocess.Popen[bytes] | None = None
         self.ports: dict[str, int] = {}
+        self.buckets: list[str] = []
 
     @property
     def endpoint(self) -> str:
@@ -81,9 +82,24 @@ class SeaweedFS:
     def start(self) -> Self:
         """Start the server (again, after :meth:`kill`, on the same ports and data); wait for S3.
 
+        A port taken by another process between the probe and the start fails the first start:
+        it is tried again on other ports, three times at most.
+
         Raises:
             RuntimeError: If S3 does not answer within :data:`START_WITHIN` seconds.
         """
+        restart = bool(self.ports)
+        for attempt in range(3):
+            try:
+                return self._launch()
+            except RuntimeError:
+                self.kill()
+                if restart or attempt == 2:
+                    raise
+                self.ports = {}
+        raise AssertionError("unreachable")
+
+    def _launch(self) -> Self:
         if not self.ports:
             self.ports = {name: _free_port() for name in ("s3", "master", "volume", "filer")}
         arguments = [
@@ -123,6 +139,9 @@ class SeaweedFS:
         )
         log.close()
         self._wait()
+        # After a restart S3 answers before its volumes take writes again: wait for a write.
+        for name in self.buckets:
+            self._writable(name)
         return self
 
     def _wait(self) -> None:
@@ -152,14 +171,28 @@ class SeaweedFS:
         request = urllib.request.Request(f"{self.endpoint}/{name}", method="PUT")
         with urllib.request.urlopen(request, timeout=30):
             pass
-        # Volumes grow on the first write: wait until a first small object is stored.
-        put = urllib.request.Request(f"{self.endpoint}/{name}/.ready", data=b"", method="PUT")
-        with urllib.request.urlopen(put, timeout=60):
-            pass
-        delete = urllib.request.Request(f"{self.endpoint}/{name}/.ready", method="DELETE")
-        with urllib.request.urlopen(delete, timeout=30):
-            pass
+        self.buckets.append(name)
+        self._writable(name)
         return name
+
+    def _writable(self, name: str) -> None:
+        """Wait until a small object can be stored in the bucket (volumes grow on first use)."""
+        deadline = time.monotonic() + START_WITHIN
+        while True:
+            try:
+                put = urllib.request.Request(
+                    f"{self.endpoint}/{name}/.ready", data=b"", method="PUT"
+                )
+                with urllib.request.urlopen(put, timeout=10):
+                    pass
+                delete = urllib.request.Request(f"{self.endpoint}/{name}/.ready", method="DELETE")
+                with urllib.request.urlopen(delete, timeout=10):
+                    pass
+                return
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
 
     def kill(self) -> None:
         """Kill the server with SIGKILL at once, as a crash would; :meth:`start` restarts it."""

@@ -20,8 +20,10 @@ from artifactr.core import (
     AgentActor,
     ArtifactChanged,
     ArtifactCreated,
+    EditArtifact,
     Forbidden,
     InvalidState,
+    JsonPatch,
     NotFound,
     UserActor,
 )
@@ -559,3 +561,17 @@ def test_a_token_whose_expiry_is_not_a_number_is_refused() -> None:
 
 def _second(moment: datetime) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@pytest.mark.parametrize(("path", "value"), [("/content/sha256", "0" * 64), ("/content/size", 1)])
+async def test_a_listing_of_a_file_whose_bytes_are_damaged_is_refused(
+    dav: Dav, path: str, value: object
+) -> None:
+    doc = await dav.api.upload()
+    ws = await dav.api.ws()
+    patch = JsonPatch(ops=({"op": "replace", "path": path, "value": value},))
+    await ws.commit(EditArtifact(artifact_id=doc, base_version=1, patch=patch))
+
+    answer = await dav.client.request("PROPFIND", dav.url(), headers={**ALICE, "depth": "1"})
+
+    assert answer.status_code == 409

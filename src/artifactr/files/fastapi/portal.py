@@ -584,16 +584,11 @@ def portal_router(
     async def made_since(
         ws: Workspace, artifact_id: str, made_on: str, head: int
     ) -> tuple[list[Revision], int]:
-        since: list[Revision] = []
-        before: int | None = head + 1
-        while before is not None:
-            page = await files.history.page(ws, artifact_id, before=before, limit=HISTORY_PAGE)
-            for revision in page:
-                if _content_digest(revision.data) == made_on:
-                    return since, revision.version
-                since.append(revision)
-            before = page[-1].version if len(page) == HISTORY_PAGE else None
-        return since, 0
+        # The versions a stale check-in would undo, from one page of the newest: the page
+        # shows at most that many (issue 41), and a base older than them is said as unknown.
+        page = await files.history.page(ws, artifact_id, before=head + 1, limit=HISTORY_PAGE)
+        made_from = max((r.version for r in page if _content_digest(r.data) == made_on), default=0)
+        return [r for r in page if r.version > made_from], made_from
 
     def diff_context(link: "_Urls", found: FileDiff, manifest: NativeFile) -> dict[str, object]:
         return {

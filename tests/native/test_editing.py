@@ -835,3 +835,16 @@ async def test_a_check_out_a_colleague_ended_is_offered_until_checked_in(env: Wo
     kept = await env.files.check_in(alice, broken.id, chunks(edited(data, b"Mine")))
     assert (kept.status, kept.ended_by) == ("proposed", BOB)
     assert await env.files.ended_by_others(alice, artifact_id) == []
+
+
+async def test_an_ended_webdav_token_is_never_taken_by_another(env: World) -> None:
+    artifact_id = await env.upload()
+    alice = await env.ws()
+    await env.files.lock(alice, artifact_id, lock=TOKEN)
+    await env.files.unlock(alice, artifact_id, lock=TOKEN)
+    with pytest.raises(LockMismatch) as caught:
+        await env.files.lock(await env.ws(BOB), artifact_id, lock=TOKEN)
+    assert caught.value.lock is None
+    assert await env.files.lease(alice, artifact_id) is None
+    again = await env.files.lock(alice, artifact_id, lock=TOKEN)
+    assert again.actor == ALICE

@@ -10,7 +10,8 @@
 Every request resolves the person from its token and opens the token's workspace as them, so
 it passes the workspaces' ``authorize`` and ``hidden`` hooks and the switch as every other
 route does: a hidden file is answered as a missing one (404), and a person who may only read
-is told ``UserCanWrite: false`` and refused Lock and PutFile (403). A token that is malformed,
+is told ``UserCanWrite: false`` and refused every lock operation, GetLock and PutFile (403,
+nothing changed; ADR-0023). A token that is malformed,
 forged, expired or for another file is 401. With discovery configured, a request's proof is
 verified first (500 when it fails, as the spec asks). Nothing answered carries a token.
 
@@ -25,6 +26,11 @@ The operations (ADR-0016, on :mod:`~artifactr.files.native.editing`, ADR-0017):
   proposal when the file moved on); without a lock 409, as for any file that is not empty;
 - ``PutRelativeFile`` and every other operation the spec names: 501 (``UserCanNotWriteRelative``
   says so); an override the spec doesn't name: 400.
+
+A save kept as a proposal (the file moved on, or its session was ended by someone) answers
+every editor 409 with ``X-WOPI-LockFailureReason`` saying so, and the proposal in the body, so
+the editor tells the person their bytes are not the head (ADR-0023). A refusal's
+``X-WOPI-Lock`` shows a WOPI lock only, never a WebDAV token.
 
 Collabora's own contract is kept: its ``X-COOL-WOPI-Timestamp`` (or ``X-LOOL-``) names the
 ``LastModifiedTime`` it loaded, and a save after someone else's revision is kept as a proposal

@@ -127,6 +127,11 @@ class Editing(CheckIn):
         await _may_edit(ws, artifact_id)
         await self._require_enabled(ws)
         scope = scope_of(ws)
+        if personal_lock(lock):
+            # A WebDAV token stays its taker's after their session ends: no one else takes it.
+            former = await self.checkouts.with_lock(scope, artifact_id, lock)
+            if former is not None and not _own(former, ws):
+                raise LockMismatch(artifact_id, await self.leases.current(scope, artifact_id), None)
         for record in await self.checkouts.open_on(scope, artifact_id):
             if record.lock == lock:
                 if not _usable(record, ws):

@@ -7,6 +7,7 @@ outside the job's directory. The sandbox itself is tried with a shell run under 
 
 import asyncio
 import io
+import shutil
 import socket
 import subprocess
 from pathlib import Path
@@ -19,6 +20,7 @@ from artifactr.files import AppCommand
 from artifactr.files.apps.libreoffice import LibreOffice, _sandbox
 from artifactr.files.apps.libreoffice._process import DRIVER
 from tests.apps.libreoffice.conftest import reaching_document, solid_png
+from tests.office import need_office
 
 SECRET = "SECRET-TEXT-7f3a"
 MAGENTA = (255, 0, 255)
@@ -134,3 +136,60 @@ def test_the_roots_folders_are_bound_as_folders_or_linked_as_links(tmp_path: Pat
     assert f"--ro-bind {tmp_path}/bin /bin" in argv
     assert "--symlink usr/lib /lib" in argv
     assert "/sbin" not in argv
+
+
+@pytest.fixture
+def started(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """Every program this process starts from now on, as its command line.
+
+    asyncio's subprocesses and ``subprocess.run`` alike are :class:`subprocess.Popen`'s, so
+    nothing the adapter starts is missed.
+    """
+    seen: list[list[str]] = []
+    real = subprocess.Popen.__init__
+
+    def recorded(self: subprocess.Popen[bytes], args: list[str], *more: object, **named: object):
+        seen.append([str(arg) for arg in args])
+        real(self, args, *more, **named)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", recorded)
+    return seen
+
+
+@pytest.mark.timeout(240)
+async def test_every_process_a_sealed_job_starts_is_sealed_the_version_probe_too(
+    jobs: Path, report: bytes, started: list[list[str]]
+) -> None:
+    need_office()
+    bwrap = shutil.which("bwrap")
+    if bwrap is None or not _sandbox.can_sandbox(bwrap):
+        pytest.skip("bubblewrap can't run here (apt-get install bubblewrap)")
+    started.clear()
+    local, pooled = LibreOffice(sandbox=True), LibreOffice(sandbox=True, pool=1)
+    try:
+        about = await local.about()
+        assert about.version is not None  # read from the installation: nothing started
+        assert started == []
+        for app in (local, pooled):
+            await app.inspect(report, deadline=SLOW)
+            await app.apply(report, [AppCommand(command="paragraph.append", params={"text": "x"})])
+            assert (await app.render(report, 1, deadline=SLOW)).startswith(b"\x89PNG")
+            await app.render(report, 1, scale=0.5, deadline=SLOW)  # from the kept PDF
+        await pooled.about()
+    finally:
+        await local.close()
+        await pooled.close()
+    assert started
+    unsealed = [argv for argv in started if argv[0] != bwrap]
+    assert unsealed == []
+    # The spy saw the office's jobs, its template's start and each page's rasterising.
+    assert sum("pdftoppm" in argv for argv in started) == 4
+    assert any("--terminate_after_init" in argv for argv in started)
+    assert sum(str(DRIVER) in argv[-2:] for argv in started) >= 6
+    # The office's media backend can't load in the sandbox: a linked video costs no wait.
+    assert any(
+        argv[at + 1].endswith("/libavmediagst.so")
+        for argv in started
+        for at, arg in enumerate(argv)
+        if arg == "/dev/null"
+    )

@@ -33,10 +33,11 @@ from artifactr.files.apps.libreoffice._availability import (
     Availability,
     available,
     can_unshare,
+    installed,
 )
 from artifactr.files.apps.libreoffice._png import png_from_ppm
 from artifactr.files.apps.libreoffice._pool import Pool, PoolStatus
-from artifactr.files.apps.libreoffice._sandbox import can_sandbox
+from artifactr.files.apps.libreoffice._sandbox import bare, can_sandbox
 from artifactr.files.core.app_port import (
     EDIT_DEADLINE,
     RENDER_DEADLINE,
@@ -213,12 +214,12 @@ class LibreOffice:
             export. Workbooks and decks always wait for it.
         exports: The most exports to PDF that run at once (each an office, in the background
             too); more wait their turn. At least 1.
-        deadline: Seconds a listing of the office's version may take.
+        deadline: Seconds the template profile's first start may take.
         prefix: A command each job's driver runs under, its arguments before the driver's (the
             worker's launcher, which sets resource limits the office inherits); none if empty.
         build: The build :meth:`about` reports, for provenance (a worker passes its image's
-            digest, ``WORKER_BUILD``); the office's own build string, from ``soffice
-            --version``, if None.
+            digest, ``WORKER_BUILD``); the office's own build string, from its installation's
+            files, if None.
         pool: How many offices to keep started ahead, each for exactly one job and then killed
             (0: each job starts its own); see :meth:`pool_status` and :meth:`close`.
         pool_memory: The most resident bytes the pool's idle offices may hold before it stops
@@ -346,20 +347,27 @@ class LibreOffice:
         return self._isolated
 
     async def about(self) -> About:
-        """Return the office's name, version and build, as ``soffice --version`` says them.
+        """Return the office's name, version and build, as ``soffice --version`` would say them.
 
-        The build is the one this adapter was given, where it was given one.
-
-        Raises:
-            AppCrashed: If the office can't say.
+        They are read from the installation's files, never by starting the office (which would
+        run unsealed, ADR-0027); an office that is no installation's (a wrapper script) has no
+        version or build then. The build is the one this adapter was given, where it was given one.
         """
         if self._about is None:
-            said = await _output([self.soffice, "--version"], self.deadline, "soffice --version")
-            words = said.decode(errors="replace").split()
-            version = words[1] if len(words) > 1 else None
-            build = self.build or " ".join(words[2:]) or None
-            self._about = About(app="libreoffice", version=version, build=build)
+            found = await asyncio.to_thread(installed, self.soffice)
+            build = self.build or found.build
+            self._about = About(app="libreoffice", version=found.version, build=build)
         return self._about
+
+    async def _sealing(self) -> list[str]:
+        """Return what a helper program (``pdftoppm``) runs under: the jobs' sandbox, bare.
+
+        Where jobs aren't sealed, it runs in a network namespace of its own if theirs do.
+        """
+        bwrap = await self._bwrap()
+        if bwrap is not None:
+            return bare(bwrap)
+        return ["unshare", "--net", "--"] if await self.isolated() else []
 
     async def _runner(self) -> _process.Runner:
         runner = _process.Runner(
@@ -690,7 +698,7 @@ class LibreOffice:
         content = await self._bytes(source)
         pdf, number = await self._page(content, page, deadline, screened is not None)
         dpi = DPI * min(max(scale, MIN_SCALE), MAX_SCALE)
-        return await _rasterise(pdf, number, dpi, deadline)
+        return await _rasterise(await self._sealing(), pdf, number, dpi, deadline)
 
     async def _page(
         self, content: bytes, page: int, deadline: float, screened: bool
@@ -813,8 +821,8 @@ async def _output(
 ) -> bytes:
     """Return what a short program prints (given ``given`` on stdin), killed at the deadline.
 
-    The program runs in a session of its own (``soffice --version`` starts the office's own
-    programs); it returns, or fails, only once every process of that session's group is gone.
+    The program runs in a session of its own; it returns, or fails, only once every process of
+    that session's group is gone.
     """
     try:
         process = await asyncio.create_subprocess_exec(
@@ -838,7 +846,10 @@ async def _output(
     return out
 
 
-async def _rasterise(pdf: bytes, page: int, dpi: float, deadline: float) -> bytes:
-    # A PPM, written as a PNG here: pdftoppm's own PNG costs most of a page's time (_png).
-    argv = ["pdftoppm", "-f", str(page), "-l", str(page), "-r", f"{dpi:g}", "-"]
+async def _rasterise(
+    sealing: Sequence[str], pdf: bytes, page: int, dpi: float, deadline: float
+) -> bytes:
+    # A PPM, written as a PNG here: pdftoppm's own PNG costs most of a page's time (_png). The
+    # PDF is made from an untrusted document: pdftoppm runs sealed as the office does.
+    argv = [*sealing, "pdftoppm", "-f", str(page), "-l", str(page), "-r", f"{dpi:g}", "-"]
     return await asyncio.to_thread(png_from_ppm, await _output(argv, deadline, "pdftoppm", pdf))

@@ -186,7 +186,8 @@ def test_on_libreoffice_the_served_job_says_so_and_serves_real_pages(
     monkeypatch.delenv(FORCE_FAKE, raising=False)
     monkeypatch.delenv("WORDCRAFT_CLI", raising=False)
     job, output, _, url = start_job(tmp_path, monkeypatch, capsys, 1)
-    assert output.startswith("app: LibreOffice (real pages, run headless; opens docx, xlsx, pptx)\n")
+    opens = "opens docx, xlsx, pptx"
+    assert output.startswith(f"app: LibreOffice (real pages, run headless; {opens})\n")
     with httpx2.Client(timeout=60) as client:
         page = retry_until_listening(lambda: client.get(f"{url}/versions/1/pages/1", headers=RITA))
     assert page.status_code == 200, page.text

@@ -477,6 +477,34 @@ async def test_jobs_that_fail_side_by_side_under_load_leave_nothing_behind(
     assert outlived == []
 
 
+async def test_a_job_answers_first_and_its_office_is_reaped_after_whole(
+    office: LibreOffice, jobs: Path, report: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A job wipes its directory last: a process that names it then has outlived its reaping.
+    outlived: list[int] = []
+    wipe = shutil.rmtree
+
+    def wiping(path: str, *args: Any, **kwargs: Any) -> None:
+        outlived.extend(running(str(path)))
+        wipe(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", wiping)
+    edited = await office.apply(report, [command("paragraph.append", text="Reaped after.")])
+    assert office.reaping()[1] == 1  # the reply came first; its office is reaped after
+    inspected = await office.inspect(edited.content)
+    assert "Reaped after." in inspected.text
+    assert office.reaping()[1] == 2
+    await office.reaped()
+    assert office.reaping() == (0, 2)
+    assert leftovers(jobs) == ([], [])
+    # A job that fails is reaped before its failure is told.
+    with pytest.raises(AppRefused, match="no heading"):
+        await office.apply(report, [command("paragraph.delete", heading="Nowhere")])
+    assert office.reaping() == (0, 2)
+    assert leftovers(jobs) == ([], [])
+    assert outlived == []
+
+
 async def test_a_cold_job_knows_its_processes_once_its_office_is_ready(
     tmp_path: Path, jobs: Path
 ) -> None:

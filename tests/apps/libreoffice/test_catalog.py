@@ -198,6 +198,27 @@ def installation(root: Path, *, version: str, suffix: str, build: str, kinds: li
     return str(linked)
 
 
+async def test_an_office_reaped_in_the_background_that_outlives_its_kill_is_logged(
+    tmp_path: Path, jobs: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(processes, "_kill_group", lambda pgid: None)
+    lingering = script(tmp_path, """sleep 30 & echo '{"ok": true, "result": {"job": "done"}}'""")
+    runner = _process.Runner(
+        soffice=NOWHERE, python=lingering, isolate=False, max_file=1024, grace=0.2
+    )
+    reaper = _process.Reaper()
+    with caplog.at_level(logging.WARNING, "artifactr.files.apps.libreoffice"):
+        reply = await _process.run(runner, "inspect", hostile.sound(), deadline=5, reaper=reaper)
+        assert reply.result == {"job": "done"}  # answered first
+        assert (reaper.reaping, reaper.started) == (1, 1)
+        await reaper.drained()
+    assert reaper.reaping == 0
+    named = re.search(r"reaped late: .* its processes \[(\d+)\] were still alive", caplog.text)
+    assert named is not None
+    kill(int(named[1]))
+    # The jobs fixture checks its directory is gone all the same.
+
+
 async def test_the_version_and_kinds_come_from_the_installation_and_no_office_starts(
     tmp_path: Path,
 ) -> None:

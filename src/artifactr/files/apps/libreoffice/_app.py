@@ -279,6 +279,7 @@ class LibreOffice:
         self._slots = asyncio.Semaphore(exports)
         self._started = 0
         self._pool = Pool(pool, pool_memory, self._pool_runner)
+        self._reaper = _process.Reaper()
         self._isolated: bool | None = None
         self._probed = False
         self._templated = False
@@ -421,17 +422,31 @@ class LibreOffice:
         flights = [asyncio.shield(flight.task) for flight in self._exporting.values()]
         await asyncio.gather(*flights, return_exceptions=True)
 
+    def reaping(self) -> tuple[int, int]:
+        """Return how many offices are being reaped now, and how many jobs answered first.
+
+        An edit or an inspection answers as soon as its result is in hand; its office is
+        reaped in the background, whole group and all (:meth:`reaped` waits for that).
+        """
+        return self._reaper.reaping, self._reaper.started
+
+    async def reaped(self) -> None:
+        """Return once every office whose job answered first is gone, its directory wiped."""
+        await self._reaper.drained()
+
     async def close(self) -> None:
         """Stop the exports under way, kill the pool's offices and remove the template profile.
 
         An export's office is killed with its group, and its directory wiped, before this
-        returns; a render still waiting for it fails with ``AppCrashed``. The adapter still
-        works after this: a job starts its own office, on a new template.
+        returns, as is every office still being reaped after its job answered; a render still
+        waiting for an export fails with ``AppCrashed``. The adapter still works after this: a
+        job starts its own office, on a new template.
         """
         stopping = [flight.task for flight in self._exporting.values()]
         for task in stopping:
             task.cancel()
         await asyncio.gather(*stopping, return_exceptions=True)
+        await self._reaper.drained()
         await self._pool.close()
         if self._template is not None:
             await asyncio.to_thread(shutil.rmtree, self._template.parent, True)
@@ -496,6 +511,7 @@ class LibreOffice:
             content,
             office=await self._pooled(),
             deadline=deadline,
+            reaper=self._reaper,
             commands=commands,
             author=who,
             output=f"out.{EXTENSIONS[media]}",
@@ -532,6 +548,7 @@ class LibreOffice:
             author=self.author,
             file_format=EXTENSIONS[media],
             office=await self._pooled(),
+            reaper=self._reaper,
         )
         return self._inspection(reply.result, digest, await self.about())
 

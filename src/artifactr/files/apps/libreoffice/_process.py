@@ -339,7 +339,8 @@ class Reaper:
 
     def reap(self, office: Office) -> None:
         """Start reaping an office whose job has answered."""
-        task = asyncio.ensure_future(end(office))
+        # Shielded: a loop that cancels what is pending as it closes still sees it to its end.
+        task = asyncio.ensure_future(processes.to_the_end(end(office)))
         self._reaping.add(task)
         self.started += 1
         task.add_done_callback(self._ended)

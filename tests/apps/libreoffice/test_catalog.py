@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,7 @@ from artifactr.files.apps import processes
 from artifactr.files.apps.libreoffice import CATALOG, LibreOffice, _process, available
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTooLarge
 from tests import hostile
+from tests.office import running
 from tests.pids import kill
 
 NOWHERE = "/nonexistent/soffice"
@@ -198,10 +200,21 @@ def installation(root: Path, *, version: str, suffix: str, build: str, kinds: li
     return str(linked)
 
 
-async def test_an_office_reaped_in_the_background_that_outlives_its_kill_is_logged(
+def kill_landing_late(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Make a job's kill land only once a late reaping is logged: a machine under load."""
+    kill_group = processes._kill_group
+
+    def late(pgid: int) -> None:
+        if "reaped late" in caplog.text:
+            kill_group(pgid)
+
+    monkeypatch.setattr(processes, "_kill_group", late)
+
+
+async def test_an_office_reaped_in_the_background_past_its_grace_is_gone_when_drained(
     tmp_path: Path, jobs: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    monkeypatch.setattr(processes, "_kill_group", lambda pgid: None)
+    kill_landing_late(monkeypatch, caplog)
     lingering = script(tmp_path, """sleep 30 & echo '{"ok": true, "result": {"job": "done"}}'""")
     runner = _process.Runner(
         soffice=NOWHERE, python=lingering, isolate=False, max_file=1024, grace=0.2
@@ -213,10 +226,35 @@ async def test_an_office_reaped_in_the_background_that_outlives_its_kill_is_logg
         assert (reaper.reaping, reaper.started) == (1, 1)
         await reaper.drained()
     assert reaper.reaping == 0
-    named = re.search(r"reaped late: .* its processes \[(\d+)\] were still alive", caplog.text)
-    assert named is not None
-    kill(int(named[1]))
-    # The jobs fixture checks its directory is gone all the same.
+    # The overrun is logged, naming the survivor; it was killed again and is gone.
+    assert re.search(r"reaped late, .* its processes \[\d+\] were still alive", caplog.text)
+    assert running(str(jobs)) == []
+
+
+def until_asked(jobs: Path) -> None:
+    """Wait until a job's driver has read its job (it marks its directory); fail after a minute."""
+    for _ in range(6000):
+        if any((path / "asked").exists() for path in jobs.iterdir()):
+            return
+        time.sleep(0.01)
+    pytest.fail("no job asked after 60 s")
+
+
+async def test_a_job_cancelled_whose_office_outlives_its_grace_is_gone_when_cancelled(
+    tmp_path: Path, jobs: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    kill_landing_late(monkeypatch, caplog)
+    asked = script(tmp_path, """read job; sleep 30 & touch "$2/asked"; wait""")
+    runner = _process.Runner(soffice=NOWHERE, python=asked, isolate=False, max_file=1024, grace=0.2)
+    with caplog.at_level(logging.WARNING, "artifactr.files.apps.libreoffice"):
+        job = asyncio.create_task(_process.run(runner, "inspect", hostile.sound(), deadline=60))
+        # The driver has its job: the job waits for its answer.
+        await asyncio.to_thread(until_asked, jobs)
+        job.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await job
+    assert "reaped late, and is killed again" in caplog.text
+    assert running(str(jobs)) == []
 
 
 async def test_the_version_and_kinds_come_from_the_installation_and_no_office_starts(

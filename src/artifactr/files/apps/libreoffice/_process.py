@@ -19,7 +19,8 @@ A job given a :class:`Reaper` answers first and is torn down after (ADR-0027): o
 and its file are in hand, its office is reaped in the background, whole group and all, as
 above; the reaper's owner waits for every reaping (:meth:`Reaper.drained`) before it reuses
 what a job held. A job that fails is reaped before its failure is raised, as any job without a
-reaper.
+reaper. A job cancelled, or reaped in the background, has nobody to take a crash: its office is
+killed again past its grace, and waited for, until every process of it is gone (:func:`finish`).
 
 A job may answer early (:class:`Early`): the driver writes one ``{"early": ...}`` line before its
 reply, with a file beside it (a page exported alone), and goes on; the job's caller takes that
@@ -164,6 +165,9 @@ async def run(
                 f"libreoffice took longer than its deadline of {deadline:g} s and was stopped"
             ) from None
         written = None if output is None else _read_back(office.directory / output, runner.max_file)
+    except asyncio.CancelledError:
+        await processes.to_the_end(finish(office))
+        raise
     except BaseException:
         await processes.to_the_end(end(office))
         raise
@@ -305,7 +309,7 @@ async def _start(runner: Runner) -> Office:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
         with suppress(AppCrashed):  # a start that failed left nothing
-            await end(await starting)
+            await processes.to_the_end(finish(await starting))
         raise
 
 
@@ -325,11 +329,27 @@ async def end(office: Office) -> None:
         await asyncio.to_thread(shutil.rmtree, office.directory, True)
 
 
+async def finish(office: Office) -> None:
+    """End a job's office for a caller who takes no answer: cancelled, or answered first.
+
+    As :func:`end`, but an office whose processes outlive its grace (a machine under load, a
+    process stuck in I/O) is not left alive as a crash nobody reads: the overrun is logged, and
+    it is killed again and waited for, for as long as it takes, until every process is gone.
+    """
+    while True:
+        try:
+            await end(office)
+        except AppCrashed as error:
+            logger.warning("libreoffice's office was reaped late, and is killed again: %s", error)
+        else:
+            return
+
+
 class Reaper:
     """Offices whose jobs have answered, each reaped in the background: killed, waited for, wiped.
 
-    A reaping runs to its end whoever waits for it (:func:`end`); one that fails (a process
-    still alive after its grace) is logged, as nobody waits for its answer any more.
+    A reaping runs to its end whoever waits for it, and past its grace if it must
+    (:func:`finish`): :meth:`drained` returns only once every process of each is gone.
     """
 
     def __init__(self) -> None:
@@ -340,15 +360,10 @@ class Reaper:
     def reap(self, office: Office) -> None:
         """Start reaping an office whose job has answered."""
         # Shielded: a loop that cancels what is pending as it closes still sees it to its end.
-        task = asyncio.ensure_future(processes.to_the_end(end(office)))
+        task = asyncio.ensure_future(processes.to_the_end(finish(office)))
         self._reaping.add(task)
         self.started += 1
-        task.add_done_callback(self._ended)
-
-    def _ended(self, task: "asyncio.Task[None]") -> None:
-        self._reaping.discard(task)
-        if not task.cancelled() and (error := task.exception()) is not None:
-            logger.warning("libreoffice's office was reaped late: %s", error)
+        task.add_done_callback(self._reaping.discard)
 
     @property
     def reaping(self) -> int:

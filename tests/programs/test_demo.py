@@ -34,7 +34,9 @@ from tests.conftest import CORPUS
 from tests.office import need_office
 
 PNG = b"\x89PNG\r\n\x1a\n"
-HERE = Availability("/usr/bin/soffice", "/usr/bin/python3", "/usr/bin/pdftoppm", ())
+HERE = Availability(
+    "/usr/bin/soffice", "/usr/bin/python3", "/usr/bin/pdftoppm", (), ("docx", "xlsx", "pptx")
+)
 ABSENT = Availability(None, None, None, ("no `soffice` on the PATH (apt-get install ...)",))
 
 
@@ -105,7 +107,7 @@ def test_the_demo_uses_wordcraft_when_told_libreoffice_when_here_and_fakeapp_oth
     assert label == "WordCraft (/opt/wordcraft/bin/wordcraft-cli)"
     app, label = choose_app({}, lambda: HERE)
     assert isinstance(app, LibreOffice)
-    assert label == "LibreOffice (real pages, run headless)"
+    assert label == "LibreOffice (real pages, run headless; opens docx, xlsx, pptx)"
     app, label = choose_app({FORCE_FAKE: "fake"}, lambda: HERE)
     assert isinstance(app, FakeApp)
     assert label == "FakeApp (ARTIFACTR_FILES_APP=fake)"

@@ -10,14 +10,18 @@ worker's temporary directory must be empty after it.
 import asyncio
 import shlex
 import shutil
-from collections.abc import Iterator
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import pytest
+from worker.artifactr_files_worker.service import _libreoffice
 
-from artifactr.files.apps.libreoffice import _process
+from artifactr.files.apps import processes
+from artifactr.files.apps.jobs import CommandsJob
+from artifactr.files.apps.libreoffice import LibreOffice, _process
 from artifactr.files.apps.worker import Worker
-from artifactr.files.core.app_port import AppCommand
+from artifactr.files.core.app_port import AppCommand, CommandSpec
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, UnsafeFile
 from artifactr.files.core.screen import screen
 from tests.office import need_office, running
@@ -145,7 +149,9 @@ async def test_a_pooled_worker_keeps_an_office_ready_and_runs_each_job_on_one_of
         [AppCommand(command="text.replaceAll", params={"find": "Draft", "replace": "Final"})],
     )
     assert "Final figures follow." in edited.inspection.text
-    assert not any(alive(pid) for pid in waiting)  # the office that ran it is gone
+    # The edit answered before its office was reaped; the next job waits until it is gone.
+    assert "Final figures follow." not in (await office.inspect(report)).text
+    assert not any(alive(pid) for pid in waiting)  # the office that ran the edit is gone
     assert set(await started_ahead(leftovers)).isdisjoint(waiting)  # and another waits
 
 
@@ -156,3 +162,53 @@ async def started_ahead(scratch: Path) -> list[int]:
             return found
         await asyncio.sleep(0.05)
     pytest.fail("no office was started ahead")
+
+
+def awaiting(task: "asyncio.Task[object]", name: str) -> bool:
+    """Return whether ``task`` is suspended in a coroutine called ``name``, however deep."""
+    said = task.get_coro()
+    while said is not None:
+        if getattr(said, "__qualname__", "") == name:
+            return True
+        said = getattr(said, "cr_await", None)
+    return False
+
+
+async def test_the_next_libreoffice_job_waits_until_the_office_answered_first_is_reaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # An office that answered first, its kill held back: it is being reaped while the next
+    # job comes. The kill lands only once that job waits for the reaping.
+    office = LibreOffice(exports=1)
+    lingering = tmp_path / "driver.sh"
+    lingering.write_text("""#!/bin/sh\nsleep 30 & echo '{"ok": true, "result": {}}'\n""")
+    lingering.chmod(0o755)
+    runner = _process.Runner(
+        soffice="/bin/echo", python=str(lingering), isolate=False, max_file=1024
+    )
+    held: list[asyncio.Task[object]] = []
+    seen: list[tuple[int, int]] = []
+    kill_group = processes._kill_group
+
+    def late(pgid: int) -> None:
+        if seen or (held and awaiting(held[0], "Reaper.drained")):
+            kill_group(pgid)
+
+    monkeypatch.setattr(processes, "_kill_group", late)
+    await _process.run(runner, "inspect", b"any", deadline=30, reaper=office._reaper)
+    assert office.reaping() == (1, 1)
+    listing = office.commands
+
+    async def commands(query: str = "") -> Sequence[CommandSpec]:
+        seen.append(office.reaping())
+        return await listing(query)
+
+    monkeypatch.setattr(office, "commands", commands)
+    with tempfile.TemporaryFile() as upload:
+        job = asyncio.create_task(_libreoffice(office, CommandsJob(), upload, 30, None))
+        held.append(job)
+        result = await job
+    assert result.commands
+    assert seen == [(0, 1)]  # the job ran once the office before it was gone
+    assert running(str(lingering.parent)) == []
+    await office.close()

@@ -46,7 +46,8 @@ def test_every_stage_starts_from_the_images_the_wordcraft_worker_pins() -> None:
 def test_the_worker_installs_the_office_its_driver_and_the_rasteriser_and_checks_them() -> None:
     worker = stage("worker")
     assert "apt-get install -y --no-install-recommends" in worker
-    for package in ("libreoffice-writer", "python3-uno", "poppler-utils"):
+    office = ("libreoffice-writer", "libreoffice-calc", "libreoffice-impress")
+    for package in (*office, "python3-uno", "poppler-utils"):
         assert re.search(rf"\s{package}\s", worker), package
     assert "rm -rf /var/lib/apt/lists/*" in worker
     for check in ("/usr/bin/python3 -c 'import uno'", "soffice --version", "pdftoppm -v"):

@@ -33,7 +33,8 @@ A call goes through these steps, each of which may end it with a typed reply:
    happens, its whole process group is killed and its directory wiped. A file the app can't
    open is ``refused``, with the app's reason. A LibreOffice render of a document's first page
    is answered from that page exported alone while the job exports the whole document for the
-   next pages: the next job waits for that export to end, so one office runs at a time.
+   next pages, and an edit or an inspection is answered before its office is reaped: the next
+   job waits for that export to end and that office to be gone, so one office runs at a time.
 7. **The reply**: the outcome's line of JSON (which names the app) and the bytes, or the typed
    failure. The upload's directory is wiped too, whatever happened.
 
@@ -410,9 +411,11 @@ async def _libreoffice(
 ) -> JobResult:
     """Run the job through a fresh LibreOffice, its driver started by the launcher.
 
-    The export a render answered early left going ends first: one office at a time.
+    The export a render answered early left going ends first, and the office an edit or an
+    inspection answered from before it was reaped is gone first: one office at a time.
     """
     await office.exported()
+    await office.reaped()
     if isinstance(job, ApplyJob):
         return JobResult.of(
             await office.apply(

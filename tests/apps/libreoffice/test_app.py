@@ -225,6 +225,28 @@ async def test_paragraph_commands_insert_set_style_delete_and_break_pages(
     assert '<w:br w:type="page"/>' in body[body.index("Final words.") : body.index("Appendix")]
 
 
+async def test_an_appended_paragraph_takes_the_last_paragraphs_body_style_found_from_the_end(
+    office: LibreOffice,
+) -> None:
+    quoted = docx.Document()
+    quoted.add_heading("Sayings", 1)
+    for number in range(30):
+        quoted.add_paragraph(f"Saying {number}.", style="Quote")
+    after_a_table = docx.Document()
+    after_a_table.add_paragraph("Figures.", style="Quote")
+    after_a_table.add_table(rows=1, cols=1).cell(0, 0).text = "12"
+    ending_in_a_heading = docx.Document()
+    ending_in_a_heading.add_heading("Last words", 1)
+    styles: list[str] = []
+    for document in (quoted, after_a_table, ending_in_a_heading):
+        edited = await office.apply(saved(document), [command("paragraph.append", text="Added.")])
+        added = reread(edited.content).paragraphs[-1]
+        assert added.text == "Added."
+        styles.append(added.style.name if added.style else "")
+    # A body paragraph's style goes on; after a table or a heading, the body's default.
+    assert styles == ["Quote", "Normal", "Normal"]
+
+
 async def test_review_commands_track_comment_reply_resolve_and_delete_by_the_author(
     office: LibreOffice, reviewed: bytes
 ) -> None:
@@ -452,6 +474,34 @@ async def test_jobs_that_fail_side_by_side_under_load_leave_nothing_behind(
             hog.kill()
             await hog.wait()
     # Nor was any process alive when its own job wiped its directory, while the others ran.
+    assert outlived == []
+
+
+async def test_a_job_answers_first_and_its_office_is_reaped_after_whole(
+    office: LibreOffice, jobs: Path, report: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A job wipes its directory last: a process that names it then has outlived its reaping.
+    outlived: list[int] = []
+    wipe = shutil.rmtree
+
+    def wiping(path: str, *args: Any, **kwargs: Any) -> None:
+        outlived.extend(running(str(path)))
+        wipe(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", wiping)
+    edited = await office.apply(report, [command("paragraph.append", text="Reaped after.")])
+    assert office.reaping()[1] == 1  # the reply came first; its office is reaped after
+    inspected = await office.inspect(edited.content)
+    assert "Reaped after." in inspected.text
+    assert office.reaping()[1] == 2
+    await office.reaped()
+    assert office.reaping() == (0, 2)
+    assert leftovers(jobs) == ([], [])
+    # A job that fails is reaped before its failure is told.
+    with pytest.raises(AppRefused, match="no heading"):
+        await office.apply(report, [command("paragraph.delete", heading="Nowhere")])
+    assert office.reaping() == (0, 2)
+    assert leftovers(jobs) == ([], [])
     assert outlived == []
 
 

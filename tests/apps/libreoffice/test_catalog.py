@@ -13,6 +13,7 @@ import os
 import re
 import stat
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -20,8 +21,9 @@ import pytest
 from artifactr.files import AppCommand
 from artifactr.files.apps import processes
 from artifactr.files.apps.libreoffice import CATALOG, LibreOffice, _process, available
-from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
+from artifactr.files.core.errors import AppCrashed, AppRefused, AppTooLarge
 from tests import hostile
+from tests.office import running
 from tests.pids import kill
 
 NOWHERE = "/nonexistent/soffice"
@@ -175,17 +177,110 @@ async def test_a_process_that_outlives_its_kill_is_a_crash_and_its_directory_sti
     # The jobs fixture checks its directory is gone all the same.
 
 
-async def test_the_version_comes_from_soffice_and_its_failures_are_typed(tmp_path: Path) -> None:
-    terse = LibreOffice(soffice=script(tmp_path, "echo LibreOffice"))
+def installation(root: Path, *, version: str, suffix: str, build: str, kinds: list[str]) -> str:
+    """Return the program of an office installed under ``root``, as Debian lays one out."""
+    program = root / "lib" / "office" / "program"
+    registry = root / "lib" / "office" / "share" / "registry"
+    program.mkdir(parents=True)
+    registry.mkdir(parents=True)
+    (program / "versionrc").write_text(f"[Version]\nAllLanguages=en-US\nbuildid={build}\n")
+    shown = f"<value>{suffix}</value>" if suffix else "<value/>"
+    (registry / "main.xcd").write_text(
+        '<prop oor:name="ooSetupVersionAboutBox" oor:type="xs:string"><value/></prop>'
+        f'<prop oor:name="ooSetupVersionAboutBox">\n  <value>{version}</value></prop>'
+        f'<prop oor:name="ooSetupVersionAboutBoxSuffix">{shown}</prop>'
+    )
+    for module in kinds:
+        (registry / f"{module}.xcd").write_text("<oor:data/>")
+    office = program / "soffice"
+    office.write_text("#!/bin/sh\nexit 99\n")
+    office.chmod(0o755)
+    linked = root / "soffice"
+    linked.symlink_to(office)
+    return str(linked)
+
+
+def kill_landing_late(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> None:
+    """Make a job's kill land only once a late reaping is logged: a machine under load."""
+    kill_group = processes._kill_group
+
+    def late(pgid: int) -> None:
+        if "reaped late" in caplog.text:
+            kill_group(pgid)
+
+    monkeypatch.setattr(processes, "_kill_group", late)
+
+
+async def test_an_office_reaped_in_the_background_past_its_grace_is_gone_when_drained(
+    tmp_path: Path, jobs: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    kill_landing_late(monkeypatch, caplog)
+    lingering = script(tmp_path, """sleep 30 & echo '{"ok": true, "result": {"job": "done"}}'""")
+    runner = _process.Runner(
+        soffice=NOWHERE, python=lingering, isolate=False, max_file=1024, grace=0.2
+    )
+    reaper = _process.Reaper()
+    with caplog.at_level(logging.WARNING, "artifactr.files.apps.libreoffice"):
+        reply = await _process.run(runner, "inspect", hostile.sound(), deadline=5, reaper=reaper)
+        assert reply.result == {"job": "done"}  # answered first
+        assert (reaper.reaping, reaper.started) == (1, 1)
+        await reaper.drained()
+    assert reaper.reaping == 0
+    # The overrun is logged, naming the survivor; it was killed again and is gone.
+    assert re.search(r"reaped late, .* its processes \[\d+\] were still alive", caplog.text)
+    assert running(str(jobs)) == []
+
+
+def until_asked(jobs: Path) -> None:
+    """Wait until a job's driver has read its job (it marks its directory); fail after a minute."""
+    for _ in range(6000):
+        if any((path / "asked").exists() for path in jobs.iterdir()):
+            return
+        time.sleep(0.01)
+    pytest.fail("no job asked after 60 s")
+
+
+async def test_a_job_cancelled_whose_office_outlives_its_grace_is_gone_when_cancelled(
+    tmp_path: Path, jobs: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    kill_landing_late(monkeypatch, caplog)
+    asked = script(tmp_path, """read job; sleep 30 & touch "$2/asked"; wait""")
+    runner = _process.Runner(soffice=NOWHERE, python=asked, isolate=False, max_file=1024, grace=0.2)
+    with caplog.at_level(logging.WARNING, "artifactr.files.apps.libreoffice"):
+        job = asyncio.create_task(_process.run(runner, "inspect", hostile.sound(), deadline=60))
+        # The driver has its job: the job waits for its answer.
+        await asyncio.to_thread(until_asked, jobs)
+        job.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await job
+    assert "reaped late, and is killed again" in caplog.text
+    assert running(str(jobs)) == []
+
+
+async def test_the_version_and_kinds_come_from_the_installation_and_no_office_starts(
+    tmp_path: Path,
+) -> None:
+    # Its program exits 99 if started: the version is read, never asked of the office.
+    seven = installation(
+        tmp_path / "a", version="7.4.7.2", suffix="", build="40(Build:2)", kinds=["writer", "calc"]
+    )
+    about = await LibreOffice(soffice=seven).about()
+    assert (about.app, about.version, about.build) == ("libreoffice", "7.4.7.2", "40(Build:2)")
+    found = available(soffice=seven)
+    assert found.kinds == ("docx", "xlsx")
+    assert found.lacking == ("pptx (apt-get install libreoffice-impress)",)
+    assert found.opens == "docx, xlsx; not pptx (apt-get install libreoffice-impress)"
+    alpha = installation(
+        tmp_path / "b", version="25.2.0", suffix=".0 alpha1 &amp; co", build="1", kinds=[]
+    )
+    assert (await LibreOffice(soffice=alpha).about()).version == "25.2.0.0 alpha1 & co"
+    assert available(soffice=alpha).opens.startswith("nothing; not docx (apt-get install")
+    # A wrapper that is no installation's says nothing, and an absent office neither.
+    terse = LibreOffice(soffice=script(tmp_path, "exit 99"))
     about = await terse.about()
     assert (about.app, about.version, about.build) == ("libreoffice", None, None)
     assert await terse.about() is about
-    with pytest.raises(AppCrashed, match="failed with exit status 1"):
-        await LibreOffice(soffice="/bin/false").about()
-    with pytest.raises(AppCrashed, match="could not start"):
-        await LibreOffice(soffice=NOWHERE).about()
-    with pytest.raises(AppTimeout, match="took longer than"):
-        await LibreOffice(soffice=script(tmp_path, "sleep 5", "slow"), deadline=0.05).about()
+    assert (await LibreOffice(soffice=NOWHERE, build="sha256:1").about()).build == "sha256:1"
 
 
 async def test_the_sandbox_and_the_network_namespace_are_used_where_they_can_be_and_said_where_not(
@@ -218,10 +313,12 @@ def test_availability_says_what_is_missing_and_which_package_brings_it(
     missing = LibreOffice.available(soffice="soffice", python="/nonexistent/python3")
     assert not missing
     assert missing.missing == (
-        "no `soffice` on the PATH (apt-get install libreoffice-writer)",
+        "no `soffice` on the PATH (apt-get install libreoffice-writer libreoffice-calc "
+        "libreoffice-impress)",
         "no Python at `/nonexistent/python3` (apt-get install python3-uno)",
         "no `pdftoppm` on the PATH (apt-get install poppler-utils)",
     )
+    assert missing.kinds == ()
     without_uno = available(soffice="/bin/true", python="/bin/false")
     assert without_uno.soffice == "/bin/true"
     assert without_uno.python is None
@@ -248,3 +345,13 @@ async def test_a_template_profile_is_made_once_or_none_where_the_office_cannot_m
     profile = await _process.template(runner(made), 30)
     assert profile is not None
     assert (profile / "user").is_dir()
+
+
+async def test_pdftoppm_runs_as_sealed_as_the_jobs_do() -> None:
+    # Sealed jobs: the sandbox, bare (the test of the sandbox runs it); else no network.
+    assert await LibreOffice(sandbox=False, isolate_network=True)._sealing() == [
+        "unshare",
+        "--net",
+        "--",
+    ]
+    assert await LibreOffice(sandbox=False, isolate_network=False)._sealing() == []

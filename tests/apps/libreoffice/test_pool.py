@@ -51,6 +51,7 @@ async def test_a_pooled_office_runs_one_document_and_never_a_second(office: Libr
         assert status.idle_memory > 0
 
         second = await pooled.inspect(build_docx(("Second document.",)))
+        await pooled.reaped()  # it answered first: its office is reaped after
 
         assert second.text.splitlines() == ["Second document."]
         assert not alive(waiting)  # the office that read it is gone, so it reads nothing more
@@ -85,6 +86,7 @@ async def test_a_warmed_up_office_edits_as_a_cold_one_and_a_job_takes_one_still_
         await until(lambda: pooled.pool_status().starting == 1)  # its replacement, not ready
         (starting,) = pooled.pool_status().pids
         inspected = await pooled.inspect(warmed.content)  # on the office still starting
+        await pooled.reaped()
         assert not alive(starting)
     finally:
         await pooled.close()

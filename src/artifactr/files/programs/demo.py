@@ -173,7 +173,7 @@ def choose_app(
         return FakeApp(), f"FakeApp ({FORCE_FAKE}=fake)"
     found = office()
     if found:
-        return LibreOffice(), "LibreOffice (real pages, run headless)"
+        return LibreOffice(), f"LibreOffice (real pages, run headless; opens {found.opens})"
     return FakeApp(), (
         f"FakeApp (drawn pages; LibreOffice can't run here: {'; '.join(found.missing)}; "
         "or set WORDCRAFT_CLI to a wordcraft-cli binary)"

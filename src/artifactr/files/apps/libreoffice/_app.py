@@ -33,10 +33,11 @@ from artifactr.files.apps.libreoffice._availability import (
     Availability,
     available,
     can_unshare,
+    installed,
 )
 from artifactr.files.apps.libreoffice._png import png_from_ppm
 from artifactr.files.apps.libreoffice._pool import Pool, PoolStatus
-from artifactr.files.apps.libreoffice._sandbox import can_sandbox
+from artifactr.files.apps.libreoffice._sandbox import bare, can_sandbox
 from artifactr.files.core.app_port import (
     EDIT_DEADLINE,
     RENDER_DEADLINE,
@@ -215,12 +216,12 @@ class LibreOffice:
             export. Workbooks and decks always wait for it.
         exports: The most exports to PDF that run at once (each an office, in the background
             too); more wait their turn. At least 1.
-        deadline: Seconds a listing of the office's version may take.
+        deadline: Seconds the template profile's first start may take.
         prefix: A command each job's driver runs under, its arguments before the driver's (the
             worker's launcher, which sets resource limits the office inherits); none if empty.
         build: The build :meth:`about` reports, for provenance (a worker passes its image's
-            digest, ``WORKER_BUILD``); the office's own build string, from ``soffice
-            --version``, if None.
+            digest, ``WORKER_BUILD``); the office's own build string, from its installation's
+            files, if None.
         pool: How many offices to keep started ahead, each for exactly one job and then killed
             (0: each job starts its own); see :meth:`pool_status` and :meth:`close`.
         pool_memory: The most resident bytes the pool's idle offices may hold before it stops
@@ -280,6 +281,7 @@ class LibreOffice:
         self._slots = asyncio.Semaphore(exports)
         self._started = 0
         self._pool = Pool(pool, pool_memory, self._pool_runner)
+        self._reaper = _process.Reaper()
         self._isolated: bool | None = None
         self._probed = False
         self._templated = False
@@ -348,20 +350,27 @@ class LibreOffice:
         return self._isolated
 
     async def about(self) -> About:
-        """Return the office's name, version and build, as ``soffice --version`` says them.
+        """Return the office's name, version and build, as ``soffice --version`` would say them.
 
-        The build is the one this adapter was given, where it was given one.
-
-        Raises:
-            AppCrashed: If the office can't say.
+        They are read from the installation's files, never by starting the office (which would
+        run unsealed, ADR-0027); an office that is no installation's (a wrapper script) has no
+        version or build then. The build is the one this adapter was given, where it was given one.
         """
         if self._about is None:
-            said = await _output([self.soffice, "--version"], self.deadline, "soffice --version")
-            words = said.decode(errors="replace").split()
-            version = words[1] if len(words) > 1 else None
-            build = self.build or " ".join(words[2:]) or None
-            self._about = About(app="libreoffice", version=version, build=build)
+            found = await asyncio.to_thread(installed, self.soffice)
+            build = self.build or found.build
+            self._about = About(app="libreoffice", version=found.version, build=build)
         return self._about
+
+    async def _sealing(self) -> list[str]:
+        """Return what a helper program (``pdftoppm``) runs under: the jobs' sandbox, bare.
+
+        Where jobs aren't sealed, it runs in a network namespace of its own if theirs do.
+        """
+        bwrap = await self._bwrap()
+        if bwrap is not None:
+            return bare(bwrap)
+        return ["unshare", "--net", "--"] if await self.isolated() else []
 
     async def _runner(self) -> _process.Runner:
         runner = _process.Runner(
@@ -415,17 +424,31 @@ class LibreOffice:
         flights = [asyncio.shield(flight.task) for flight in self._exporting.values()]
         await asyncio.gather(*flights, return_exceptions=True)
 
+    def reaping(self) -> tuple[int, int]:
+        """Return how many offices are being reaped now, and how many jobs answered first.
+
+        An edit or an inspection answers as soon as its result is in hand; its office is
+        reaped in the background, whole group and all (:meth:`reaped` waits for that).
+        """
+        return self._reaper.reaping, self._reaper.started
+
+    async def reaped(self) -> None:
+        """Return once every office whose job answered first is gone, its directory wiped."""
+        await self._reaper.drained()
+
     async def close(self) -> None:
         """Stop the exports under way, kill the pool's offices and remove the template profile.
 
         An export's office is killed with its group, and its directory wiped, before this
-        returns; a render still waiting for it fails with ``AppCrashed``. The adapter still
-        works after this: a job starts its own office, on a new template.
+        returns, as is every office still being reaped after its job answered; a render still
+        waiting for an export fails with ``AppCrashed``. The adapter still works after this: a
+        job starts its own office, on a new template.
         """
         stopping = [flight.task for flight in self._exporting.values()]
         for task in stopping:
             task.cancel()
         await asyncio.gather(*stopping, return_exceptions=True)
+        await self._reaper.drained()
         await self._pool.close()
         if self._template is not None:
             await asyncio.to_thread(shutil.rmtree, self._template.parent, True)
@@ -490,6 +513,7 @@ class LibreOffice:
             content,
             office=await self._pooled(),
             deadline=deadline,
+            reaper=self._reaper,
             commands=commands,
             author=who,
             output=f"out.{EXTENSIONS[media]}",
@@ -526,6 +550,7 @@ class LibreOffice:
             author=self.author,
             file_format=EXTENSIONS[media],
             office=await self._pooled(),
+            reaper=self._reaper,
         )
         return self._inspection(reply.result, digest, await self.about())
 
@@ -693,7 +718,7 @@ class LibreOffice:
         content = await self._bytes(source)
         pdf, number = await self._page(content, page, deadline, screened is not None)
         dpi = DPI * min(max(scale, MIN_SCALE), MAX_SCALE)
-        return await _rasterise(pdf, number, dpi, deadline)
+        return await _rasterise(await self._sealing(), pdf, number, dpi, deadline)
 
     async def _page(
         self, content: bytes, page: int, deadline: float, screened: bool
@@ -816,8 +841,8 @@ async def _output(
 ) -> bytes:
     """Return what a short program prints (given ``given`` on stdin), killed at the deadline.
 
-    The program runs in a session of its own (``soffice --version`` starts the office's own
-    programs); it returns, or fails, only once every process of that session's group is gone.
+    The program runs in a session of its own; it returns, or fails, only once every process of
+    that session's group is gone.
     """
     try:
         process = await asyncio.create_subprocess_exec(
@@ -841,7 +866,10 @@ async def _output(
     return out
 
 
-async def _rasterise(pdf: bytes, page: int, dpi: float, deadline: float) -> bytes:
-    # A PPM, written as a PNG here: pdftoppm's own PNG costs most of a page's time (_png).
-    argv = ["pdftoppm", "-f", str(page), "-l", str(page), "-r", f"{dpi:g}", "-"]
+async def _rasterise(
+    sealing: Sequence[str], pdf: bytes, page: int, dpi: float, deadline: float
+) -> bytes:
+    # A PPM, written as a PNG here: pdftoppm's own PNG costs most of a page's time (_png). The
+    # PDF is made from an untrusted document: pdftoppm runs sealed as the office does.
+    argv = [*sealing, "pdftoppm", "-f", str(page), "-l", str(page), "-r", f"{dpi:g}", "-"]
     return await asyncio.to_thread(png_from_ppm, await _output(argv, deadline, "pdftoppm", pdf))

@@ -15,6 +15,13 @@ directory after the answer. A process that outlives :attr:`Runner.grace` seconds
 crash, never an answer. Each failure is typed: ``refused`` with the driver's reason,
 ``crashed``, ``timeout`` and ``too_large``.
 
+A job given a :class:`Reaper` answers first and is torn down after (ADR-0027): once its reply
+and its file are in hand, its office is reaped in the background, whole group and all, as
+above; the reaper's owner waits for every reaping (:meth:`Reaper.drained`) before it reuses
+what a job held. A job that fails is reaped before its failure is raised, as any job without a
+reaper. A job cancelled, or reaped in the background, has nobody to take a crash: its office is
+killed again past its grace, and waited for, until every process of it is gone (:func:`finish`).
+
 A job may answer early (:class:`Early`): the driver writes one ``{"early": ...}`` line before its
 reply, with a file beside it (a page exported alone), and goes on; the job's caller takes that
 answer at once, and the job ends, and is killed, only with its last line.
@@ -23,6 +30,7 @@ answer at once, and the job ends, and is killed, only with its last line.
 import asyncio
 import hashlib
 import json
+import logging
 import os
 import shutil
 import subprocess
@@ -40,6 +48,8 @@ from artifactr.files.apps import processes
 from artifactr.files.apps.libreoffice import _sandbox
 from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
+
+logger = logging.getLogger("artifactr.files.apps.libreoffice")
 
 DRIVER: Final = Path(__file__).with_name("driver")
 """The driver: a directory with a ``__main__.py`` in the package, run by the system Python."""
@@ -115,6 +125,7 @@ async def run(
     file_format: str = "docx",
     page: int | None = None,
     early: Early | None = None,
+    reaper: "Reaper | None" = None,
 ) -> Reply:
     """Run one job; return the driver's result, and the file named ``output`` it wrote.
 
@@ -125,6 +136,8 @@ async def run(
     ``file_format`` (``docx``, ``xlsx`` or ``pptx``) names the jobs the driver runs, and the
     file's extension in the job's directory. ``page`` is the page a pdf job exports alone first;
     ``early`` takes that early answer while the job goes on (its deadline still the whole job's).
+    With a ``reaper``, a job that answered returns at once and its office is reaped in the
+    background; without one, or on a failure, it returns once its office is gone.
 
     Raises:
         AppRefused: If the driver refuses (the file can't be opened, a command can't be done).
@@ -152,9 +165,17 @@ async def run(
                 f"libreoffice took longer than its deadline of {deadline:g} s and was stopped"
             ) from None
         written = None if output is None else _read_back(office.directory / output, runner.max_file)
-        return Reply(result, written)
-    finally:
+    except asyncio.CancelledError:
+        await processes.to_the_end(finish(office))
+        raise
+    except BaseException:
         await processes.to_the_end(end(office))
+        raise
+    if reaper is None:
+        await processes.to_the_end(end(office))
+    else:
+        reaper.reap(office)
+    return Reply(result, written)
 
 
 @dataclass
@@ -288,7 +309,7 @@ async def _start(runner: Runner) -> Office:
         return await asyncio.shield(starting)
     except asyncio.CancelledError:
         with suppress(AppCrashed):  # a start that failed left nothing
-            await end(await starting)
+            await processes.to_the_end(finish(await starting))
         raise
 
 
@@ -306,6 +327,53 @@ async def end(office: Office) -> None:
         office.log.close()
         _forget_pipes(office.pipe, office.directory)
         await asyncio.to_thread(shutil.rmtree, office.directory, True)
+
+
+async def finish(office: Office) -> None:
+    """End a job's office for a caller who takes no answer: cancelled, or answered first.
+
+    As :func:`end`, but an office whose processes outlive its grace (a machine under load, a
+    process stuck in I/O) is not left alive as a crash nobody reads: the overrun is logged, and
+    it is killed again and waited for, for as long as it takes, until every process is gone.
+    """
+    while True:
+        try:
+            await end(office)
+        except AppCrashed as error:
+            logger.warning("libreoffice's office was reaped late, and is killed again: %s", error)
+        else:
+            return
+
+
+class Reaper:
+    """Offices whose jobs have answered, each reaped in the background: killed, waited for, wiped.
+
+    A reaping runs to its end whoever waits for it, and past its grace if it must
+    (:func:`finish`): :meth:`drained` returns only once every process of each is gone.
+    """
+
+    def __init__(self) -> None:
+        self._reaping: set[asyncio.Task[None]] = set()
+        self.started = 0
+        """Reapings started since the reaper was made: each a job that answered first."""
+
+    def reap(self, office: Office) -> None:
+        """Start reaping an office whose job has answered."""
+        # Shielded: a loop that cancels what is pending as it closes still sees it to its end.
+        task = asyncio.ensure_future(processes.to_the_end(finish(office)))
+        self._reaping.add(task)
+        self.started += 1
+        task.add_done_callback(self._reaping.discard)
+
+    @property
+    def reaping(self) -> int:
+        """How many offices are being reaped now."""
+        return len(self._reaping)
+
+    async def drained(self) -> None:
+        """Return once every office being reaped, now or meanwhile, is gone."""
+        while self._reaping:
+            await asyncio.wait(set(self._reaping))
 
 
 async def _stop(

@@ -235,11 +235,20 @@ def insert_before(batch, params):
     return {"style": style}
 
 
+def last_paragraph(document):
+    """Return the body's last paragraph, reached from its end: no walk over the body.
+
+    The range at the body's end reads its paragraph's properties (its style, its outline level);
+    a body that ends in a table (a .docx may) has no last paragraph: None. (A cursor made
+    there, inside the table, would leave the office unable to add a paragraph after it.)
+    """
+    end = document.getText().getEnd()
+    return None if end.TextTable else end
+
+
 def append(batch, params):
-    """Add a paragraph at the end."""
-    body = paragraphs(batch.document)
-    last = body[-1] if body and not is_table(body[-1]) else None
-    style = new_style(batch.document, params, last)
+    """Add a paragraph at the end, in the last paragraph's body style (found from the end)."""
+    style = new_style(batch.document, params, last_paragraph(batch.document))
     text = batch.document.getText()
     # finishParagraph adds a paragraph after the last, leaving what is anchored to it in place.
     text.finishParagraph(())

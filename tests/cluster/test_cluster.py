@@ -6,34 +6,48 @@ on the quick stand-in), started once for the module (:func:`scripts.bench.cluste
 Each flow starts on replica A and goes on on replica B, as a balancer would send it: a
 check-out, a WOPI lock, a WebDAV lock, a portal form, and an agent's edit refused while a
 person's check-out holds; then 50 races across the replicas, each with exactly one holder; then
-a worker and a replica killed (-9) under traffic, and nothing lost.
+a worker, a replica and the object store killed (-9) under traffic, and nothing lost.
 
-The blobs are the database's; ``ARTIFACTR_TEST_BLOBS_URL`` (an object store's ``s3://`` URL)
-puts them there instead.
+The blobs are in a SeaweedFS of the test's own (``ARTIFACTR_FILES_BLOBS_URL=s3://...``, the
+credentials in the replicas' environment), started once for the module: the fault run kills it.
 """
 
 import asyncio
-import os
 import re
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 import httpx2
+import obstore
 import pytest
-from artifactr import UserActor
+from artifactr import UserActor, Workspaces
+from artifactr.core import SystemActor
+from artifactr.sql import SqlStorage
+from artifactr.workspace import Scope, Workspace
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
+from pydantic import JsonValue
 from scripts.bench.cluster import Deployment, deployment
+from sqlalchemy.ext.asyncio import create_async_engine
 
-from artifactr.files.core.manifests import DOCX
+from artifactr.files.apps.fake import FakeApp
+from artifactr.files.core.clock import utc_now
+from artifactr.files.core.manifests import DOCX, NativeFile
 from artifactr.files.fastapi.portal import NOTICE_COOKIE, PERSON_COOKIE
 from artifactr.files.fastapi.wopi_tokens import mint_access_token
+from artifactr.files.native import NativeFiles
+from artifactr.files.programs.serve import KINDS
+from artifactr.files.s3 import S3Blobs
+from artifactr.files.sql import SqlCheckouts, SqlLeases
 from tests.databases import need_postgres
 from tests.documents import build_docx
 from tests.fastapi.test_webdav_locks import LOCKINFO
+from tests.s3.test_s3_blobs import bare
+from tests.seaweed import ACCESS_KEY, SECRET_KEY, SeaweedFS, seaweedfs
 
 pytestmark = [pytest.mark.postgres, pytest.mark.timeout(600)]
 
@@ -41,12 +55,29 @@ EDDIE = {"x-user": "eddie"}
 ERIN = {"x-user": "erin"}
 EDITED = build_docx(["A paragraph saved through the other replica."])
 RACES = 50
+PREFIX = "cluster"
+"""Where the replicas' blobs are in the store's bucket."""
 
 
 @pytest.fixture
-def cluster() -> Iterator[Deployment]:
-    """Two replicas and two workers on a fresh PostgreSQL database."""
-    with deployment(need_postgres(), blobs_url=os.environ.get("ARTIFACTR_TEST_BLOBS_URL")) as run:
+def store() -> Iterator[SeaweedFS]:
+    """The cluster's object store: a SeaweedFS of its own, since the fault run kills it."""
+    with seaweedfs() as store:
+        store.bucket("blobs")
+        yield store
+
+
+def blobs_url(store: SeaweedFS) -> str:
+    return f"s3://blobs/{PREFIX}?endpoint_url={store.endpoint}&region=us-east-1"
+
+
+@pytest.fixture
+def cluster(store: SeaweedFS, monkeypatch: pytest.MonkeyPatch) -> Iterator[Deployment]:
+    """Two replicas and two workers on a fresh PostgreSQL database, their blobs in ``store``."""
+    # The replicas take the store's credentials from their environment, as in a deployment.
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", ACCESS_KEY)
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", SECRET_KEY)
+    with deployment(need_postgres(), blobs_url=blobs_url(store)) as run:
         yield run
 
 
@@ -61,7 +92,7 @@ async def clients(cluster: Deployment) -> AsyncIterator[tuple[httpx2.AsyncClient
 
 
 async def test_any_replica_answers_any_request_and_races_across_them_have_one_holder(
-    cluster: Deployment,
+    cluster: Deployment, store: SeaweedFS
 ) -> None:
     # One test, so that the cluster starts once even when tests are spread over processes.
     async with clients(cluster) as replicas:
@@ -79,7 +110,7 @@ async def test_any_replica_answers_any_request_and_races_across_them_have_one_ho
         await fifty_races_across_replicas_leave_exactly_one_holder_and_name_it_to_the_rest(
             cluster, replicas
         )
-        await a_server_and_a_worker_killed_under_traffic_lose_nothing(cluster)
+        await a_server_a_worker_and_the_store_killed_under_traffic_lose_nothing(cluster, store)
 
 
 async def upload(client: httpx2.AsyncClient, name: str = "contract.docx") -> str:
@@ -301,6 +332,8 @@ async def fifty_races_across_replicas_leave_exactly_one_holder_and_name_it_to_th
 
 CLIENTS = 4
 GONE = (httpx2.TransportError,)
+RETRYABLE = ("service_busy", "store_failed")
+"""The types of a 503 a client may retry: a busy replica, and a store that failed a call."""
 
 
 @dataclass
@@ -310,13 +343,15 @@ class Traffic:
     applied: dict[str, dict[int, bytes]] = field(default_factory=dict[str, dict[int, bytes]])
     cycles: list[int] = field(default_factory=lambda: [0] * CLIENTS)
     bad: list[str] = field(default_factory=list[str])
+    busy: list[str] = field(default_factory=list[str])
     moved: asyncio.Event = field(default_factory=asyncio.Event)
 
 
 async def send(
-    urls: list[str], turn: int, method: str, path: str, **options: Any
+    traffic: Traffic, urls: list[str], turn: int, method: str, path: str, **options: Any
 ) -> httpx2.Response:
-    """Send a request to one replica, and again to the next while one is gone or busy (503)."""
+    """Send a request to one replica, and again to the next while one is gone or says a typed,
+    retryable 503; any other 503 is a bad answer."""
     async with httpx2.AsyncClient(timeout=120) as client:
         for attempt in range(400):
             url = urls[(turn + attempt) % len(urls)]
@@ -327,7 +362,12 @@ async def send(
                 continue
             if answer.status_code != 503:
                 return answer
-            await asyncio.sleep(min(float(answer.headers.get("retry-after", "1")), 2.0))
+            kind = answer.json().get("detail", {}).get("type")
+            if kind not in RETRYABLE or "retry-after" not in answer.headers:
+                traffic.bad.append(f"{method} {path}: 503 {answer.text}")
+                return answer
+            traffic.busy.append(kind)
+            await asyncio.sleep(min(float(answer.headers["retry-after"]), 2.0))
     pytest.fail(f"{method} {path}: no replica answered")
 
 
@@ -346,6 +386,7 @@ async def cycle_on(urls: list[str], n: int, traffic: Traffic, stop: asyncio.Even
     """A file of its own, checked out and in with new bytes, over and over."""
     first = build_docx([f"Client {n}'s file."])
     uploaded = await send(
+        traffic,
         urls,
         n,
         "POST",
@@ -361,7 +402,7 @@ async def cycle_on(urls: list[str], n: int, traffic: Traffic, stop: asyncio.Even
     while not stop.is_set():
         cycle += 1
         taken = await send(
-            urls, n + cycle, "POST", f"{files(artifact_id)}/checkouts", headers=EDDIE
+            traffic, urls, n + cycle, "POST", f"{files(artifact_id)}/checkouts", headers=EDDIE
         )
         checkout = mine(taken)
         if checkout is None:
@@ -369,6 +410,7 @@ async def cycle_on(urls: list[str], n: int, traffic: Traffic, stop: asyncio.Even
             return
         data = build_docx([f"Client {n}, cycle {cycle}."])
         checked_in = await send(
+            traffic,
             urls,
             n + cycle + 1,
             "POST",
@@ -379,7 +421,12 @@ async def cycle_on(urls: list[str], n: int, traffic: Traffic, stop: asyncio.Even
         if checked_in.status_code != 200 or checked_in.json()["status"] != "applied":
             traffic.bad.append(f"check-in {checked_in.status_code} {checked_in.text}")
             return
-        traffic.applied[artifact_id][int(checked_in.json()["version"])] = data
+        # A check-in retried after its replica died is answered once: with the next version.
+        version = int(checked_in.json()["version"])
+        if version != max(traffic.applied[artifact_id]) + 1:
+            traffic.bad.append(f"check-in answered v{version} after {traffic.applied}")
+            return
+        traffic.applied[artifact_id][version] = data
         traffic.cycles[n] += 1
         traffic.moved.set()
 
@@ -407,7 +454,9 @@ async def progress(traffic: Traffic, cycles: int) -> None:
         await traffic.moved.wait()
 
 
-async def a_server_and_a_worker_killed_under_traffic_lose_nothing(cluster: Deployment) -> None:
+async def a_server_a_worker_and_the_store_killed_under_traffic_lose_nothing(
+    cluster: Deployment, store: SeaweedFS
+) -> None:
     urls = [server.url for server in cluster.servers]
     traffic = Traffic()
     stop = asyncio.Event()
@@ -418,6 +467,10 @@ async def a_server_and_a_worker_killed_under_traffic_lose_nothing(cluster: Deplo
     worker.kill()
     await progress(traffic, 2)
     await asyncio.gather(asyncio.to_thread(server.start), asyncio.to_thread(worker.start))
+    await progress(traffic, 2)
+    # The store dies under the clients' puts and reads, and comes back on its ports and data.
+    store.kill()
+    await asyncio.to_thread(store.start)
     await progress(traffic, 2)
     stop.set()
     await asyncio.gather(*running)
@@ -434,3 +487,95 @@ async def a_server_and_a_worker_killed_under_traffic_lose_nothing(cluster: Deplo
                     f"{url}{files(artifact_id)}/versions/{len(versions) + 1}/content"
                 )
                 assert after.status_code == 404
+    await orphans_go_after_the_grace_and_every_named_object_stays(
+        cluster, store, next(iter(traffic.applied))
+    )
+
+
+async def once(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+
+
+def digests(data: JsonValue) -> set[str]:
+    """Every blob digest a manifest's or a patch's JSON names."""
+    found: set[str] = set()
+    if isinstance(data, dict):
+        sha = data.get("sha256")
+        if isinstance(sha, str) and "size" in data:
+            found.add(sha)
+        for value in data.values():
+            found |= digests(value)
+    elif isinstance(data, list):
+        for value in data:
+            found |= digests(value)
+    return found
+
+
+async def referenced(ws: Workspace) -> set[tuple[str, str]]:
+    """Every (artifact, digest) a revision or a proposal of the workspace names."""
+    named: set[tuple[str, str]] = set()
+    for artifact in await ws.artifacts(NativeFile, include_archived=True):
+        for revision in await ws.revisions(artifact.id):
+            named |= {(artifact.id, sha) for sha in digests(revision.data)}
+    for proposal in await ws.proposals():
+        change = proposal.change.model_dump(mode="json")
+        named |= {(proposal.artifact_id, sha) for sha in digests(change)}
+    return named
+
+
+async def stored(store: SeaweedFS) -> tuple[set[tuple[str, str]], set[tuple[str, str]]]:
+    """The (artifact, digest) of each object in the workspace's part of the bucket, and of
+    anything else there (a put's marker, a staged put)."""
+    scope = f"{PREFIX}/demo/w1/"
+    listed = await obstore.list(bare(store), prefix=scope).collect_async()
+    objects: set[tuple[str, str]] = set()
+    others: set[tuple[str, str]] = set()
+    for meta in listed:
+        parts = meta["path"][len(scope) :].split("/")
+        if len(parts) == 2:
+            objects.add((parts[0], parts[1]))
+        else:
+            others.add((parts[0], parts[1].removesuffix(".at") if len(parts) > 1 else ""))
+    return objects, others
+
+
+async def orphans_go_after_the_grace_and_every_named_object_stays(
+    cluster: Deployment, store: SeaweedFS, artifact_id: str
+) -> None:
+    engine = create_async_engine(cluster.env["ARTIFACTR_FILES_DATABASE_URL"])
+    try:
+
+        async def collect(ahead: timedelta) -> tuple[int, set[tuple[str, str]]]:
+            # The service's collection, run as the system, at a clock ``ahead`` of now.
+            def clock() -> datetime:
+                return utc_now() + ahead
+
+            collector = NativeFiles(
+                blobs=S3Blobs.from_url(blobs_url(store), clock=clock),
+                app=FakeApp(),
+                leases=SqlLeases(engine, clock=clock),
+                checkouts=SqlCheckouts(engine),
+                types=KINDS,
+                clock=clock,
+            )
+            workspaces = Workspaces(SqlStorage(engine, clock=clock), types=list(KINDS))
+            ws = await workspaces.open("demo", "w1", actor=SystemActor())
+            return await collector.collect(ws, grace=timedelta(hours=1)), await referenced(ws)
+
+        # Whatever the kills left, one orphan for sure: bytes a replica put for a check-in and
+        # died before committing.
+        dying = S3Blobs.from_url(blobs_url(store))
+        died = build_docx(["A check-in whose replica died before it committed."])
+        await dying.put(Scope(tenant_id="demo", workspace_id="w1"), artifact_id, once(died), DOCX)
+        # Within the grace nothing goes: a put racing its commit may be any young object.
+        before, _ = await stored(store)
+        assert (await collect(timedelta(0)))[0] == 0
+        assert (await stored(store))[0] == before
+        # After it, what no revision names is gone, with its markers, and all the rest stays.
+        removed, named = await collect(timedelta(hours=2))
+        assert removed >= 1
+        objects, others = await stored(store)
+        assert objects == named
+        assert others <= named
+    finally:
+        await engine.dispose()

@@ -4,6 +4,7 @@ Collect never deletes a blob's bytes outright: it copies them aside, deletes the
 at the markers again and puts the bytes back if a put marked them meanwhile. Each test pauses a
 collect at one exact step (a hook on its looks at the markers, no timing) and runs a put, a read
 or another collect there: no put that returned loses its bytes, and no read of them fails.
+The last test runs a put's two steps (its marker, its create) in every order among collect's.
 """
 
 import asyncio
@@ -11,8 +12,10 @@ from collections.abc import Awaitable, Callable
 from datetime import timedelta
 
 import obstore
+import pytest
 from artifactr.workspace import Scope
 
+from artifactr.files.core.manifests import Blob
 from artifactr.files.s3 import S3Blobs
 from tests.clock import Clock
 from tests.s3.test_s3_blobs import bare, keys, prefix_of, stream
@@ -200,3 +203,77 @@ async def test_bytes_a_collect_set_aside_before_it_died_are_read_and_put_back(
     assert await aside(seaweed, key) == []
     assert (await obstore.head_async(store, key))["size"] == len(BYTES)
     assert await aside(seaweed, key_of(blobs, other.sha256)) == [running]
+
+
+class Steps(S3Blobs):
+    """S3Blobs that stops at every step a test names: a collect's four, a put's marker."""
+
+    def __init__(self, blobs: S3Blobs, seaweed: SeaweedFS, clock: Clock) -> None:
+        super().__init__(
+            "blobs",
+            prefix=prefix_of(blobs),
+            endpoint_url=seaweed.endpoint,
+            region="us-east-1",
+            access_key_id=ACCESS_KEY,
+            secret_access_key=SECRET_KEY,
+            clock=clock,
+        )
+        self.reached = [asyncio.Event() for _ in range(5)]
+        self.go = [asyncio.Event() for _ in range(5)]
+        self.looks = 0
+
+    async def _step(self, at: int) -> None:
+        self.reached[at].set()
+        await self.go[at].wait()
+
+    async def _marked_since(self, key: str, cutoff: int) -> bool:
+        self.looks += 1
+        await self._step(2 * self.looks - 2)
+        marked = await super()._marked_since(key, cutoff)
+        await self._step(2 * self.looks - 1)
+        return marked
+
+    async def _mark(self, scope: Scope, artifact_id: str, blob: Blob) -> None:
+        await super()._mark(scope, artifact_id, blob)
+        await self._step(4)
+
+
+GAPS = ["before L1", "L1..delete", "delete..L2", "L2..end", "after"]
+
+
+@pytest.mark.parametrize(
+    ("marked", "created"),
+    [(w, c) for w in range(len(GAPS)) for c in range(w, len(GAPS))],
+    ids=lambda gap: GAPS[gap].replace(" ", "-"),
+)
+async def test_a_put_marking_and_creating_at_any_step_of_collect_keeps_its_bytes(
+    seaweed: SeaweedFS, marked: int, created: int
+) -> None:
+    clock = Clock()
+    blobs, sha256 = await old_blob(seaweed, clock)
+    collecting = Steps(blobs, seaweed, clock)
+    putting = Steps(blobs, seaweed, clock)
+    collect = asyncio.create_task(collecting.collect(SCOPE, set(), before=clock.now - HOUR))
+    put: asyncio.Task[Blob] | None = None
+    # The put writes its marker in the gap `marked`, and creates (or finds) the object in the
+    # gap `created`, between collect's steps: before its first look, between that look and its
+    # delete, between its delete and its second look, after that look, or once it is done.
+    for gap in range(len(GAPS)):
+        # A collect that kept the blob at its first look takes no further step.
+        step = asyncio.ensure_future(collecting.reached[min(gap, 3)].wait())
+        await asyncio.wait([step, collect], timeout=30, return_when=asyncio.FIRST_COMPLETED)
+        step.cancel()
+        if gap == len(GAPS) - 1:
+            await collect
+        if gap == marked:
+            put = asyncio.create_task(putting.put(SCOPE, "a1", stream(BYTES), "text/plain"))
+            await asyncio.wait_for(putting.reached[4].wait(), 30)
+        if gap == created:
+            assert put is not None
+            putting.go[4].set()
+            await put
+        if gap < len(GAPS) - 1:
+            collecting.go[gap].set()
+    await collect
+    assert await blobs.get(SCOPE, "a1", sha256) == BYTES
+    assert await aside(seaweed, key_of(blobs, sha256)) == []

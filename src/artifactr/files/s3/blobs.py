@@ -5,6 +5,7 @@ percent-quoted so none holds a ``/``; the digest comes last, never alone::
 
     {prefix}{tenant}/{workspace}/{artifact}/{sha256}                    the bytes
     {prefix}{tenant}/{workspace}/{artifact}/{sha256}.at/{stamp}-{media} a put of them
+    {prefix}{tenant}/{workspace}/{artifact}/{sha256}.gone/{stamp}-{uuid} bytes collect set aside
     {prefix}{tenant}/{workspace}/~{stamp}-{uuid}                        a large put, staged
 
 A put first records itself (a marker, an empty object named with the time and media type), then
@@ -14,8 +15,11 @@ never fight, and a retried put writes a marker and nothing more. Bytes that end 
 upload to a staging key, then copied to its digest's key with a conditional create, so memory
 stays flat at any size. The newest marker is the blob's put time and media type: a put of bytes
 already stored refreshes them without touching the bytes. :meth:`S3Blobs.collect` lists the
-scope's prefix and removes unreferenced blobs whose newest marker is older than the cutoff
-(checked again just before each removal), stale markers, and staged puts that died.
+scope's prefix and removes unreferenced blobs whose newest marker is older than the cutoff,
+stale markers, and staged puts that died. It never deletes a blob's bytes outright: it copies
+them aside (``.gone/``), deletes the object, then looks at the markers again; a put marked
+meanwhile gets its bytes back from the copy before the copy goes. A read that finds no object
+reads the copy set aside, so a put that returned is never lost and never unreadable.
 
 Reads stream and check the digest as they go: a mismatch raises :class:`BlobDamaged` before the
 last chunk is handed on, so a damaged object is never served whole.
@@ -26,7 +30,7 @@ import contextlib
 import hashlib
 import urllib.parse
 import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Buffer, Sequence, Set
+from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Buffer, Callable, Sequence, Set
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Self
@@ -66,6 +70,7 @@ class _Entry:
 
     key: str | None = None
     markers: dict[str, int] = field(default_factory=dict[str, int])
+    set_aside: dict[str, int] = field(default_factory=dict[str, int])
 
     @property
     def put_at(self) -> int:
@@ -312,7 +317,8 @@ class S3Blobs:
         async with translated(self._bucket):
             try:
                 meta, markers = await asyncio.gather(
-                    obstore.head_async(self._store, key), self._markers(key)
+                    self._found(key, lambda at: obstore.head_async(self._store, at)),
+                    self._markers(key),
                 )
             except FileNotFoundError as missing:
                 object_missing(missing, self._bucket)
@@ -345,6 +351,31 @@ class S3Blobs:
                 markers[meta["path"]] = int(meta["path"].rsplit("/", 1)[1].partition("-")[0])
         return markers
 
+    async def _set_aside(self, key: str) -> list[str]:
+        """Return the copies of a blob's bytes that a running (or died) collect set aside."""
+        listed = await obstore.list(self._store, prefix=f"{key}.gone/").collect_async()
+        return [meta["path"] for meta in listed]
+
+    async def _found[T](self, key: str, ask: Callable[[str], Awaitable[T]]) -> T:
+        """Ask for a blob's object; if it is missing, for a copy collect set aside, then again.
+
+        A collect that set the bytes aside for a put marked meanwhile puts them back before it
+        deletes the copy: a read finds the object, or the copy, or (once it is back) the object.
+
+        Raises:
+            FileNotFoundError: If there is neither.
+        """
+        try:
+            return await ask(key)
+        except FileNotFoundError as missing:
+            object_missing(missing, self._bucket)
+        for copy in await self._set_aside(key):
+            try:
+                return await ask(copy)
+            except FileNotFoundError as missing:
+                object_missing(missing, self._bucket)
+        return await ask(key)
+
     async def read(self, scope: Scope, artifact_id: str, sha256: str) -> AsyncIterator[bytes]:
         """Yield a blob's bytes in chunks of ``CHUNK_SIZE``, checking the digest as they go.
 
@@ -358,7 +389,7 @@ class S3Blobs:
         key = self._key(scope, artifact_id, sha256)
         async with translated(self._bucket):
             try:
-                result = await obstore.get_async(self._store, key)
+                result = await self._found(key, lambda at: obstore.get_async(self._store, at))
             except FileNotFoundError as missing:
                 object_missing(missing, self._bucket)
                 raise NotFound("blob", sha256) from None
@@ -405,14 +436,21 @@ class S3Blobs:
                             staged.append(path)
                         continue
                     artifact_id = urllib.parse.unquote(parts[0])
-                    sha256 = parts[1].removesuffix(".at")
+                    sha256 = parts[1].removesuffix(".at").removesuffix(".gone")
                     entry = entries.setdefault((artifact_id, sha256), _Entry())
                     if len(parts) == 2:
                         entry.key = path
+                    elif parts[1].endswith(".gone"):
+                        entry.set_aside[path] = int(parts[2].partition("-")[0])
                     else:
                         entry.markers[path] = int(parts[2].partition("-")[0])
         removed = 0
         for (artifact_id, sha256), entry in entries.items():
+            if entry.set_aside:
+                # A collect is setting these bytes aside, or died doing it: one that died
+                # (before the cutoff) has its copy put back, and the blob waits for a later run.
+                await self._restore(self._key(scope, artifact_id, sha256), entry, cutoff)
+                continue
             if entry.put_at >= cutoff or ((artifact_id, sha256) in referenced and entry.key):
                 stale = [path for path, stamp in entry.markers.items() if stamp < entry.put_at]
                 await self._delete(stale)
@@ -421,14 +459,50 @@ class S3Blobs:
         await self._delete(staged)
         return removed
 
+    async def _restore(self, key: str, entry: _Entry, cutoff: int) -> None:
+        """Put back the copies a collect that died set aside, and delete them."""
+        died = [copy for copy, stamp in entry.set_aside.items() if stamp < cutoff]
+        async with translated(self._bucket):
+            for copy in died:
+                await self._put_back(copy, key)
+        await self._delete(died)
+
+    async def _put_back(self, copy: str, key: str) -> None:
+        # A put may have created the object again meanwhile: the same bytes.
+        with contextlib.suppress(AlreadyExistsError):
+            await obstore.copy_async(self._store, copy, key, overwrite=False)
+
+    async def _marked_since(self, key: str, cutoff: int) -> bool:
+        """Whether a put marked the blob at or after the cutoff."""
+        async with translated(self._bucket):
+            return _Entry(markers=await self._markers(key)).put_at >= cutoff
+
     async def _remove(self, entry: _Entry, cutoff: int) -> int:
-        """Remove a blob and its markers if no put marked it since the listing; 1 if removed."""
+        """Remove a blob and its markers if no put marked it since the listing; 1 if removed.
+
+        The bytes are copied aside, the object deleted, and the markers looked at again: a put
+        that marked the blob before that look gets its bytes back; one that marks it after
+        finds no object and creates it (ADR-0024 lists every interleaving).
+        """
         if entry.key is not None:
-            async with translated(self._bucket):
-                again = _Entry(markers=await self._markers(entry.key))
-            if again.put_at >= cutoff:
+            if await self._marked_since(entry.key, cutoff):
                 return 0
-            await self._delete([entry.key])
+            copy = f"{entry.key}.gone/{self._stamp():020d}-{uuid.uuid4().hex}"
+            async with translated(self._bucket):
+                try:
+                    await obstore.copy_async(self._store, entry.key, copy)
+                except FileNotFoundError as gone:
+                    # Another collect set them aside first: it decides.
+                    object_missing(gone, self._bucket)
+                    return 0
+                await obstore.delete_async(self._store, entry.key)
+            kept = await self._marked_since(entry.key, cutoff)
+            if kept:
+                async with translated(self._bucket):
+                    await self._put_back(copy, entry.key)
+            await self._delete([copy])
+            if kept:
+                return 0
         await self._delete(list(entry.markers))
         return int(entry.key is not None)
 

@@ -192,8 +192,7 @@ def test_on_libreoffice_the_served_job_says_so_and_serves_real_pages(
     monkeypatch.delenv("WORDCRAFT_CLI", raising=False)
     job, output, _, url = start_job(tmp_path, monkeypatch, capsys, 1)
     opens = "opens docx, xlsx, pptx"
-    assert output.startswith(f"app: LibreOffice (real pages, run headless; {opens})
-")
+    assert output.startswith(f"app: LibreOffice (real pages, run headless; {opens})\n")
     # LibreOffice reads all three kinds: the workbook and the deck are seeded beside it.
     assert "seeded budget.xlsx at http://127.0.0.1:" in output
     assert "seeded briefing.pptx at http://127.0.0.1:" in output

@@ -391,7 +391,11 @@ async def _report(
     deadline: float,
     edit: Sequence[AppCommand] | None,
 ) -> list[Row]:
-    return await report(app, files, jobs=jobs, deadline=deadline, edit=edit)
+    try:
+        return await report(app, files, jobs=jobs, deadline=deadline, edit=edit)
+    finally:
+        if isinstance(app, LibreOffice):
+            await app.close()  # its offices reaped, each job's directory gone, before it returns
 
 
 if __name__ == "__main__":

@@ -321,9 +321,12 @@ async def report(paths: Sequence[Path], jobs: int, deadline: float) -> list[Row]
                 file=sys.stderr,
             )
 
-    async with anyio.create_task_group() as group:
-        for path in paths:
-            group.start_soon(one, path)
+    try:
+        async with anyio.create_task_group() as group:
+            for path in paths:
+                group.start_soon(one, path)
+    finally:
+        await office.close()  # its offices reaped, each job's directory gone, before it returns
     return [rows[path] for path in paths]
 
 

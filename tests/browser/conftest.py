@@ -29,6 +29,7 @@ from selenium.webdriver.support.ui import Select, WebDriverWait
 from artifactr.files.apps.libreoffice import LibreOffice, available
 from artifactr.files.core.manifests import DOCX
 from artifactr.files.programs import serve
+from artifactr.files.programs.settings import read_deployment
 from tests.clock import Clock
 
 CHROMIUM = os.environ.get("ARTIFACTR_TEST_CHROMIUM", "/usr/bin/chromium")
@@ -73,6 +74,7 @@ def served(tmp_path: Path, clock: Clock) -> Iterator[str]:
     base_url = f"http://127.0.0.1:{port}"
     app = serve.create_app(
         tmp_path / "serve.db",
+        deployment=read_deployment(),  # the embedded default, with what a test set (an editor)
         base_url=base_url,
         corpus=tmp_path / "no-corpus",
         say=lambda _: None,

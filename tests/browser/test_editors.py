@@ -16,7 +16,6 @@ from urllib.parse import parse_qs, quote, urlsplit
 import pytest
 from selenium.webdriver.common.by import By
 
-from artifactr.files.programs import serve
 from tests.browser.conftest import Browser, free_port
 
 
@@ -71,7 +70,7 @@ def editor(monkeypatch: pytest.MonkeyPatch) -> Iterator[Editor]:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", port), Handler)
     thread = threading.Thread(target=server.serve_forever)
     thread.start()
-    monkeypatch.setenv(serve.WOPI_DISCOVERY, found.url)
+    monkeypatch.setenv("ARTIFACTR_FILES_WOPI_DISCOVERY", found.url)
     try:
         yield found
     finally:

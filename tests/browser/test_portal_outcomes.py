@@ -149,7 +149,8 @@ def test_6_an_editor_ends_someone_else_s_check_out_after_a_confirmation(
     check_out(browser, tmp_path)
     checkout = checkout_id(browser)
     artifact = file_url(browser).rsplit("/", 1)[1]
-    browser.clock.advance(timedelta(minutes=30))
+    # 6 h 59 min are left: "in 7 hours", as a person rounds them.
+    browser.clock.advance(timedelta(minutes=61))
     browser.act_as("erin")
     browser.click("End Eddie's check-out…")
     confirm = browser.text()
@@ -177,7 +178,8 @@ def test_7_times_are_said_as_a_person_reads_them(browser: Browser, tmp_path: Pat
     assert expiry.get_attribute("datetime") == "2026-11-30T20:00:00Z"
     assert expiry.text == "in 8 hours"
     assert expiry.get_attribute("title") == "Monday 30 November 2026, 20:00 UTC"
-    browser.clock.advance(timedelta(hours=2, minutes=30))
+    # 5 h 29 min are left: "in 5 hours", as a person rounds them.
+    browser.clock.advance(timedelta(hours=2, minutes=31))
     browser.driver.refresh()
     assert browser.driver.find_element(By.CSS_SELECTOR, "dd time").text == "in 5 hours"
     assert not re.search(r"\d\d:\d\d:\d\d", browser.text())

@@ -13,6 +13,7 @@ import os
 import random
 from collections.abc import AsyncIterator, Iterator
 from datetime import timedelta
+from typing import ClassVar, override
 
 import obstore
 import pytest
@@ -141,6 +142,38 @@ async def test_a_large_put_goes_up_in_parts_and_leaves_no_staged_object(
     listed = await keys(seaweed, prefix_of(blobs))
     assert not [key for key in listed if "/~" in key]
     assert len([key for key in listed if ".at/" not in key]) == 1
+
+
+async def test_a_large_put_whose_bytes_another_put_named_first_keeps_theirs(
+    seaweed: SeaweedFS,
+) -> None:
+    # The other put lands between this one's look for the key and its copy onto it: the look is
+    # told "missing" once, as it would have been just before the other put landed.
+    class Overtaken(S3Blobs):
+        looks: ClassVar[list[str]] = []
+
+        @override
+        async def _exists(self, key: str) -> bool:
+            Overtaken.looks.append(key)
+            return False if len(Overtaken.looks) == 1 else await super()._exists(key)
+
+    plain = s3_blobs(seaweed)
+    blobs = Overtaken(
+        "blobs",
+        prefix=prefix_of(plain),
+        endpoint_url=seaweed.endpoint,
+        region="us-east-1",
+        access_key_id=ACCESS_KEY,
+        secret_access_key=SECRET_KEY,
+    )
+    data = noise(SINGLE_PUT + 5, seed=7)
+    first = await plain.put(SCOPE, "a1", stream(data, MiB), "video/mp4")
+    second = await blobs.put(SCOPE, "a1", stream(data, MiB), "video/mp4")
+    assert second == first
+    assert len(Overtaken.looks) == 1
+    assert await plain.get(SCOPE, "a1", first.sha256) == data
+    listed = await keys(seaweed, prefix_of(plain))
+    assert not [key for key in listed if "/~" in key]
 
 
 @pytest.mark.parametrize("failure", ["too_large", "cut_off"])

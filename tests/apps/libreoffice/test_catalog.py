@@ -20,8 +20,8 @@ import pytest
 
 from artifactr.files import AppCommand
 from artifactr.files.apps import processes
-from artifactr.files.apps.libreoffice import CATALOG, LibreOffice, _process, available
-from artifactr.files.core.errors import AppCrashed, AppRefused, AppTooLarge
+from artifactr.files.apps.libreoffice import CATALOG, LibreOffice, _app, _process, available
+from artifactr.files.core.errors import AppCrashed, AppRefused, AppTimeout, AppTooLarge
 from tests import hostile
 from tests.office import running
 from tests.pids import kill
@@ -355,3 +355,19 @@ async def test_pdftoppm_runs_as_sealed_as_the_jobs_do() -> None:
         "--",
     ]
     assert await LibreOffice(sandbox=False, isolate_network=False)._sealing() == []
+
+
+async def test_a_rasteriser_that_can_t_start_fails_or_hangs_is_a_typed_failure(
+    tmp_path: Path,
+) -> None:
+    # The sealing prefix runs the rasteriser: a prefix that can't start, exits badly or hangs
+    # stands for a pdftoppm that does, and each is the adapter's typed failure, never a hang.
+    missing = [str(tmp_path / "no-such-sandbox")]
+    with pytest.raises(AppCrashed, match="pdftoppm could not start"):
+        await _app._rasterise(missing, b"%PDF-1.4", 1, 72, 30)
+    failing = ["sh", "-c", "exit 3", "sh"]
+    with pytest.raises(AppCrashed, match="pdftoppm failed with exit status 3"):
+        await _app._rasterise(failing, b"%PDF-1.4", 1, 72, 30)
+    hanging = ["sh", "-c", "exec sleep 30", "sh"]
+    with pytest.raises(AppTimeout, match=r"pdftoppm took longer than 0\.2 s and was stopped"):
+        await _app._rasterise(hanging, b"%PDF-1.4", 1, 72, 0.2)

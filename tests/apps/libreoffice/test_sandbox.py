@@ -13,6 +13,7 @@ import socket
 import subprocess
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pptx
 import pytest
@@ -153,9 +154,9 @@ def started(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     seen: list[list[str]] = []
     real = subprocess.Popen.__init__
 
-    def recorded(self: subprocess.Popen[bytes], args: list[str], *more: object, **named: object):
+    def recorded(self: subprocess.Popen[bytes], args: list[str], *more: Any, **named: Any):
         seen.append([str(arg) for arg in args])
-        real(self, args, *more, **named)  # type: ignore[arg-type]
+        real(self, args, *more, **named)
 
     monkeypatch.setattr(subprocess.Popen, "__init__", recorded)
     return seen

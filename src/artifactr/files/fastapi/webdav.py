@@ -478,9 +478,7 @@ def webdav_router(
 
     async def locks_on(ws: Workspace, file: _File) -> tuple[ActiveLock, ...]:
         lease = await files.lease(ws, file.artifact_id)
-        if lease is None:
-            return ()
-        return (await active(ws, file, lease),)
+        return () if lease is None else (await active(ws, file, lease),)
 
     async def busy(ws: Workspace, file: _File, refusal: ArtifactBusy) -> DavAnswer:
         locks = () if refusal.lease is None else (await active(ws, file, refusal.lease),)

@@ -133,11 +133,9 @@ class Editing(CheckIn):
             if former is not None and not _own(former, ws):
                 raise LockMismatch(artifact_id, await self.leases.current(scope, artifact_id), None)
         for record in await self.checkouts.open_on(scope, artifact_id):
-            if record.lock == lock:
-                if not _usable(record, ws):
-                    raise LockMismatch(
-                        artifact_id, await self.leases.current(scope, artifact_id), None
-                    )
+            # Another's session under the same lock (never a WebDAV token: refused above) is
+            # joined; one the actor may not use is left to the lease, which refuses as busy.
+            if record.lock == lock and _usable(record, ws):
                 _joined(ws, record)
                 return await self._renew(ws, record, ttl)
         checkout_id = new_id("co")

@@ -52,6 +52,31 @@ def build_pptx(slides: int = 2) -> bytes:
     return out.getvalue()
 
 
+BRANDED = ("Acme Title", "Acme Title and Content")
+"""The layouts of :func:`build_branded_pptx`'s deck, as its slides use them."""
+
+
+def build_branded_pptx() -> bytes:
+    """Return a deck in its own look: layouts named ``Acme ...``, the content layout's title low
+    on the left in a small box, a cover and two slides of title and bullets."""
+    deck = Presentation()
+    cover, content = deck.slide_layouts[0], deck.slide_layouts[1]
+    cover.name, content.name = BRANDED
+    title = content.placeholders[0]
+    title.left, title.top, title.width, title.height = 457200, 4800000, 4000000, 900000
+    first = deck.slides.add_slide(cover)
+    assert first.shapes.title is not None
+    first.shapes.title.text = "Acme plan"
+    for name, points in (("Topic A", "a1\na2"), ("Topic B", "b1")):
+        slide = deck.slides.add_slide(content)
+        assert slide.shapes.title is not None
+        slide.shapes.title.text = name
+        slide.placeholders[1].text = points
+    out = io.BytesIO()
+    deck.save(out)
+    return out.getvalue()
+
+
 def rewritten(data: bytes, change: Callable[[str, bytes], bytes], *add: tuple[str, bytes]) -> bytes:
     """Return a package with each part passed through ``change``, and parts added."""
     out = io.BytesIO()

@@ -45,3 +45,18 @@ def whole_reads(seen: list[str], table: str) -> list[str]:
         for sql in seen
         if f"FROM {table}" in sql and f"{table}.version =" not in sql and "LIMIT" not in sql
     ]
+
+
+def whole_lists(seen: list[str]) -> list[str]:
+    """Return the statements that send every file's row: artifactr's list, neither one file's
+    read (by its id), a page (``LIMIT``) nor a count.
+    """
+    table = "artifactr_artifacts"
+    return [
+        sql
+        for sql in seen
+        if f"FROM {table}" in sql
+        and f"{table}.id =" not in sql
+        and "LIMIT" not in sql
+        and "count(" not in sql
+    ]

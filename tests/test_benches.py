@@ -30,14 +30,15 @@ BENCH: Final = ROOT / "scripts" / "bench"
 BENCHES: Final = sorted(path.stem for path in BENCH.glob("*.py") if not path.name.startswith("_"))
 """Every bench, whoever added it."""
 
-OFFICE: Final = {"first_page", "libreoffice", "sheets", "worker_pool"}
+OFFICE: Final = {"cluster", "first_page", "libreoffice", "sheets", "worker_pool"}
 """The benches that run LibreOffice: they skip where it can't run (never in CI)."""
 
-POSTGRES: Final = {"blobs", "edit", "oracle"}
+POSTGRES: Final = {"blobs", "edit", "oracle", "wopi"}
 """The benches that measure PostgreSQL too, when it answers."""
 
 FIGURES: Final[dict[str, tuple[str, ...]]] = {
     "blobs": ("put", "bare w", "floor w", "sqlite       1 MiB"),
+    "cluster": ("SUMMARY servers: two/one", "SUMMARY workers: two/one", "the third worker adds"),
     "diff": ("page(s) differ", "renders", "peak memory"),
     "edit": ("sqlite   edit", "bare commit", "check-in", "peak memory grew"),
     "first_page": ("page 1      alone", "whole export", "whole PDF", "further"),
@@ -48,7 +49,14 @@ FIGURES: Final[dict[str, tuple[str, ...]]] = {
     "soak": ("| minute | server RSS MiB", "operations:", "last half"),
     "uploads": ("| uploads |", "budget", "p99 at"),
     "webdav": ("1-page save", "PUT ", "GET ", "peak memory grew"),
-    "wopi": ("PutFile p50", "CheckFileInfo p50", "Lock p50"),
+    "wopi": (
+        "PutFile p50",
+        "CheckFileInfo p50",
+        "Lock p50",
+        "RefreshLock p50",
+        "GetLock p50",
+        "Unlock p50",
+    ),
     "worker_load": ("| workers | clients |", "three workers"),
     "worker_pool": ("| pool | jobs |", "jobs/s/core"),
 }

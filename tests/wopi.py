@@ -42,6 +42,8 @@ EDDIE = UserActor(id="eddie", name="Eddie")
 ERIN = UserActor(id="erin", name="Erin")
 RITA = UserActor(id="rita", name="Rita")
 MALLORY = UserActor(id="mallory", name="Mallory")
+CAROL = UserActor(id="carol", name="Carol")
+"""An editor who may not read the workspace's log: her editor is given no time."""
 AGENT = AgentActor(thread_id="thr_1", run_id="run_1", on_behalf_of=EDDIE)
 WRITES = {"artifactr:edit_artifact", "artifactr:create_artifact", "artifactr:archive_artifact"}
 
@@ -164,6 +166,8 @@ async def build_host(
     async def allow(tenant: str, workspace: str | None, actor: Actor, access: Any) -> bool:
         if actor.participant == "user:mallory":
             return False
+        if actor.participant == "user:carol":
+            return access.action != "artifactr:read_events"
         return actor.participant != "user:rita" or access.action not in WRITES
 
     workspaces = Workspaces(

@@ -50,7 +50,7 @@ QUICK: Final = ROOT / "tests" / "worker" / "quick.py"
 TOKEN: Final = "bench-token-" + "0123456789abcdef" * 3
 """The bearer token the bench's workers are given."""
 
-START_TIMEOUT: Final = 30.0
+START_TIMEOUT: Final = 120.0
 """Seconds a worker may take to answer its health route."""
 
 

@@ -204,7 +204,7 @@ def routes(bench: Bench) -> dict[str, Callable[[], Awaitable[object]]]:
         "page 1 of v1": get(f"{router}/versions/1/pages/1"),
         "WebDAV GET of one file": get(f"/dav/workspaces/{WORKSPACE}/report.docx"),
         "WebDAV PROPFIND depth 1": propfind,
-        "agent list_files": lambda: operations.list_files(ws, 0),
+        "agent list_files": lambda: operations.list_files(ws, files, 0),
         "agent read_native": lambda: operations.read_native(ws, files, doc, 0, follow=_nothing),
     }
 

@@ -105,9 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with ExitStack() as stack:
         fleets: list[list[Spawned]] = []
         for tally in tallies:
-            env = {"WORKER_APP": "libreoffice"}
-            if tally.pool:
-                env["WORKER_POOL"] = str(tally.pool)
+            # Named each time: a worker's pool is sized from the machine if unset (ADR-0033).
+            env = {"WORKER_APP": "libreoffice", "WORKER_POOL": str(tally.pool)}
             cli = [sys.executable, str(QUICK)]
             fleets.append([stack.enter_context(spawn(cli, env)) for _ in range(options.workers)])
         for number in range(options.rounds):

@@ -79,8 +79,7 @@ def test_each_parameter_is_a_compact_line_of_its_name_type_values_and_whether_re
     by_id = {spec.id: spec for spec in EVERY_FORMAT}
     assert compact_params(by_id["slide.insert"].params) == [
         "position: integer from 1, optional",
-        "layout: text (not empty), one of title, title-content, two-content, title-only, blank, "
-        "optional",
+        "layout: text (not empty), optional",
         "title: string, optional",
     ]
     assert compact_params(by_id["paragraph.delete"].params) == [
@@ -94,6 +93,9 @@ def test_each_parameter_is_a_compact_line_of_its_name_type_values_and_whether_re
     )
     assert compact_params(by_id["comment.delete"].params) == ["id: string|integer, required"]
     assert compact_params(by_id["changes.acceptAll"].params) == []
+    # A parameter with allowed values lists them, as an app's schema may give them.
+    fixed = '{"properties": {"align": {"type": "string", "enum": ["left", "center"]}}}'
+    assert compact_params(fixed) == ["align: string, one of left, center, optional"]
     # A hint string is read as such; one of another shape is kept; nothing is nothing.
     assert compact_params('{"text": string, "n"?: n}') == [
         "text: string, required",
@@ -115,7 +117,8 @@ async def test_a_command_asked_by_its_id_alone_shows_its_full_json_schema() -> N
     one = await find_commands(files, " Slide.Insert ")
     schema = one.splitlines()[-1]
     assert schema.startswith("slide.insert's parameters as a JSON schema: {")
-    assert json.loads(schema.split(": ", 1)[1])["properties"]["layout"]["enum"][0] == "title"
+    layout = json.loads(schema.split(": ", 1)[1])["properties"]["layout"]
+    assert "`Layouts:`" in layout["description"]
 
 
 class Catalogued(FakeApp):

@@ -14,7 +14,7 @@ from artifactr.files.agent.operations import WrongArguments
 from artifactr.files.agent.wording import LIST_FILES
 from tests.agent.conftest import World, call, say
 from tests.scale import LARGE, SMALL, more_files
-from tests.statements import Statements
+from tests.statements import Statements, whole_lists
 
 pytestmark = pytest.mark.timeout(180)
 
@@ -45,11 +45,14 @@ async def test_the_files_are_listed_a_page_at_a_time_with_the_total(world: World
 
 async def test_an_empty_workspace_and_a_start_past_the_end_are_said(world: World) -> None:
     ws = await world.ws()
-    assert await operations.list_files(ws, 0) == "There are no native files here."
+    assert await operations.list_files(ws, world.files, 0) == "There are no native files here."
     await world.upload()
-    assert await operations.list_files(ws, 1) == "No files past 1; that is the last of them."
+    assert (
+        await operations.list_files(ws, world.files, 1)
+        == "No files past 1; that is the last of them."
+    )
     with pytest.raises(WrongArguments, match="start: 2 is past the end, as there are 1 files"):
-        await operations.list_files(ws, 2)
+        await operations.list_files(ws, world.files, 2)
 
 
 @pytest.mark.parametrize("tool", ["list_files", "read_native"])
@@ -68,4 +71,5 @@ async def test_a_tool_costs_the_same_beside_10_and_300_files(
         with statements.counting() as seen:
             await world.run([call(tool, **args), say("Done.")])
         found.append(len(seen))
+        assert whole_lists(seen) == []
     assert found[0] == found[1], found

@@ -1,5 +1,7 @@
 """The app's switch: the Integrations port, and the gate that refuses native writes while off."""
 
+from typing import Any
+
 import pytest
 from artifactr import MarkdownArtifact, UserActor, Workspaces
 from artifactr.core import (
@@ -10,7 +12,7 @@ from artifactr.core import (
     ProposeChange,
     RespondToProposal,
 )
-from artifactr.workspace import Access, InMemoryStorage
+from artifactr.workspace import Access, InMemoryStorage, Scope
 
 from artifactr.files import DOCX, Blob, NotEnabled, Provenance, WordDocument
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
@@ -138,3 +140,43 @@ async def test_a_create_and_the_listing_of_workspaces_pass_the_gate(
     assert await gate("t", None, UserActor(id="alice"), Access(action="artifactr:read_workspaces"))
     lease = Access(action="artifactr:edit_artifact", artifact_id="missing")
     assert await gate("t", "w", UserActor(id="alice"), lease)
+
+
+class CountedStorage(InMemoryStorage):
+    """The in-memory storage, counting the gate's reads of an artifact."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.looked_up: list[str] = []
+
+    async def artifact(self, scope: Scope, artifact_id: str) -> Any:
+        self.looked_up.append(artifact_id)
+        return await super().artifact(scope, artifact_id)
+
+
+async def test_the_gate_reads_a_kind_once_keeps_the_last_few_and_asks_the_switch_each_time(
+    switch: InMemoryIntegrations,
+) -> None:
+    storage = CountedStorage()
+    gate = integration_gate(switch, key_of, storage, kept=2)
+    ws = await Workspaces(storage, types=[WordDocument], authorize=gate).open(
+        "t", "w", actor=UserActor(id="alice")
+    )
+    for name in ("one", "two", "three"):
+        await ws.create(manifest(f"{name}.docx"), artifact_id=name)
+    alice = UserActor(id="alice")
+
+    async def edit(artifact_id: str) -> bool:
+        access = Access(action="artifactr:edit_artifact", artifact_id=artifact_id)
+        return await gate("t", "w", alice, access)
+
+    storage.looked_up.clear()
+    for artifact_id in ("one", "one", "two", "two", "missing", "missing"):
+        assert await edit(artifact_id)
+    assert storage.looked_up == ["one", "two", "missing", "missing"]  # a missing id is never kept
+    assert await edit("three")  # the third kept lets the oldest go
+    assert await edit("one")
+    assert storage.looked_up[-2:] == ["three", "one"]
+    switch.set("t", "w", KEY, enabled=False)
+    with pytest.raises(NotEnabled):
+        await edit("one")  # a kind kept still asks the switch

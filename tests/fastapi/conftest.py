@@ -35,6 +35,10 @@ ALICE = {"x-user": "alice"}
 BOB = {"x-user": "bob"}
 RITA = {"x-user": "rita"}
 """A viewer: she may read every file and edit none."""
+VIEWER_REFUSED = frozenset(
+    {"artifactr:edit_artifact", "artifactr:create_artifact", "artifactr:respond_to_proposal"}
+)
+"""What a viewer (rita) is refused: editing a file, adding one, and deciding a proposal."""
 MALLORY = {"x-user": "mallory"}
 """Refused every workspace by the application's ``authorize``."""
 AGENT = {"x-agent": "alice"}
@@ -125,8 +129,8 @@ async def open_api(
         # carol may do anything but read the log (WebDAV's times are then fixed).
         if actor.participant == "user:carol":
             return getattr(access, "action", None) != "artifactr:read_events"
-        if actor.participant == "user:rita":  # a viewer: she reads, and never edits
-            return getattr(access, "action", None) != "artifactr:edit_artifact"
+        if actor.participant == "user:rita":  # a viewer: she reads, and never edits nor adds
+            return getattr(access, "action", None) not in VIEWER_REFUSED
         return actor.participant != "user:mallory"
 
     clock = clock or Clock()

@@ -11,12 +11,16 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 
 import httpx2
 import pytest
+from sqlalchemy.ext.asyncio import AsyncEngine
 
+from artifactr.files.core.manifests import NativeFile
 from artifactr.files.fastapi.portal import FILES_PAGE, HISTORY_PAGE
+from artifactr.files.sql import SqlHistory
 from tests.fastapi.conftest import ALICE, Api, Dav
 from tests.fastapi.test_portal import Portal, portal_over, words
 from tests.scale import LARGE, SMALL, longer_history, more_files, proposals
-from tests.statements import Statements, whole_reads
+from tests.statements import Statements, whole_lists, whole_reads
+from tests.wopi import build_host, in_process
 
 Grow = Callable[[int], Awaitable[None]]
 Ask = Callable[[], Awaitable[httpx2.Response]]
@@ -59,6 +63,9 @@ async def test_the_file_list_costs_the_same_at_10_and_300_files(
 
     found = await counts(statements, grow, lambda: portal.get())
     assert found[0] == found[1], found
+    with statements.counting() as seen:
+        await portal.get()
+    assert whole_lists(seen) == []  # a page of rows, not every file's
 
 
 async def test_the_file_list_is_paged_with_next_and_previous_links(portal: Portal) -> None:
@@ -210,3 +217,27 @@ async def test_webdav_costs_the_same_at_10_and_300_files(
 
     found = await counts(statements, grow, ask)
     assert found[0] == found[1], found
+
+
+async def test_wopi_check_file_info_costs_the_same_at_10_and_300_revisions_and_files(
+    engine: AsyncEngine, statements: Statements
+) -> None:
+    async with in_process(await build_host(engine, history=SqlHistory(engine))) as host:
+        ws = await host.ws()
+        artifact_id = await host.upload()
+        made = 1
+
+        async def grow(size: int) -> None:
+            nonlocal made
+            await longer_history(ws, artifact_id, size)
+            await more_files(ws, artifact_id, size - made, prefix=f"g{size}")
+            made = size
+
+        async def ask() -> httpx2.Response:
+            answer = await host.call(artifact_id)
+            assert answer.json()["Version"] == str((await ws.get(NativeFile, artifact_id)).version)
+            return answer
+
+        found = await counts(statements, grow, lambda: host.call(artifact_id))
+        assert found[0] == found[1], found
+        assert (await ask()).json()["BaseFileName"] == "contract.docx"

@@ -11,7 +11,7 @@ import logging
 import os
 import zipfile
 from collections.abc import AsyncIterator
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import jwt
 import pytest
@@ -36,6 +36,7 @@ from artifactr.files.fastapi.wopi_tokens import (
 )
 from tests.wopi import (
     AGENT,
+    CAROL,
     EDDIE,
     ERIN,
     MALLORY,
@@ -115,7 +116,7 @@ async def test_check_file_info_names_the_file_the_person_and_what_they_may_do(ho
         assert info[supported] is True
     assert info["SupportsExtendedLockLength"] is True
     assert info["UserCanNotWriteRelative"] is True
-    assert info["LastModifiedTime"] == version_stamp(1)
+    assert info["LastModifiedTime"] == await made_stamp(host, artifact_id, 1)
     assert info["PostMessageOrigin"] == "https://cool.test"
     viewer = (await host.call(artifact_id, person=RITA)).json()
     assert (viewer["UserCanWrite"], viewer["ReadOnly"]) == (False, True)
@@ -256,6 +257,9 @@ async def test_lock_strings_up_to_1024_ascii_characters_and_bad_requests(host: H
     assert (await host.call(artifact_id, "GET_LOCK")).headers["X-WOPI-Lock"] == longest
 
 
+SECOND = timedelta(seconds=1)
+
+
 # ─── PutFile ──────────────────────────────────────────────────────────────────
 
 
@@ -267,7 +271,7 @@ async def test_put_file_under_the_lock_is_a_revision_and_the_lock_stays(host: Ho
     saved = await host.call(artifact_id, "PUT", contents=True, body=first, X_WOPI_Lock="L1")
     assert saved.status_code == 200, saved.text
     assert saved.headers["X-WOPI-ItemVersion"] == "2"
-    assert saved.json() == {"LastModifiedTime": version_stamp(2)}
+    assert saved.json() == {"LastModifiedTime": await made_stamp(host, artifact_id, 2)}
     again = await host.call(artifact_id, "PUT", contents=True, body=first, X_WOPI_Lock="L1")
     assert (again.status_code, again.headers["X-WOPI-ItemVersion"]) == (200, "2")
     second = edited(data, "Second")
@@ -369,18 +373,39 @@ async def test_collabora_s_timestamp_keeps_a_save_after_another_s_revision_as_a_
         X_LOOL_WOPI_IsModifiedByUser="false",
     )
     assert saved.status_code == 200, saved.text
-    assert saved.json()["LastModifiedTime"] == version_stamp(3)
+    assert saved.json()["LastModifiedTime"] == await made_stamp(host, artifact_id, 3)
+    assert loaded < fresh < saved.json()["LastModifiedTime"]  # strictly increasing, as Collabora
 
 
 def test_a_version_stamp_reads_back_as_its_version_and_anything_else_as_none() -> None:
-    assert stamped_version(version_stamp(7)) == 7
-    for stamp in (
-        "yesterday",
-        "2000-01-01T00:00:07",
-        "2000-01-01T00:00:07.5Z",
-        "1999-01-01T00:00:00Z",
-    ):
+    made = datetime(2026, 12, 4, 18, 0, 5, 700_000, tzinfo=UTC)
+    assert version_stamp(7, made) == "2026-12-04T18:00:05.000007Z"  # the second, then version
+    assert version_stamp(7) == "2000-01-01T00:00:07.000007Z"  # no time: the old stamp's second
+    assert version_stamp(7, made) < version_stamp(8, made) < version_stamp(9, made + SECOND)
+    for version in (1, 7, 999_999):
+        assert stamped_version(version_stamp(version, made)) == version
+    for stamp in ("yesterday", "2000-01-01T00:00:07", "2000-01-01T00:00:07Z"):
         assert stamped_version(stamp) == 0
+
+
+async def made_stamp(host: Host, artifact_id: str, version: int) -> str:
+    """Return the stamp of when the log says the version was made."""
+    made = await host.files.history.made(await host.ws(EDDIE), {artifact_id: version})
+    return version_stamp(version, made[artifact_id][1])
+
+
+async def test_last_modified_time_is_when_the_version_was_made(host: Host) -> None:
+    data = document("Draft")
+    artifact_id = await host.upload(data)
+    first = (await host.call(artifact_id)).json()["LastModifiedTime"]
+    ws = await host.ws(EDDIE)
+    created, _ = (await host.files.history.made(ws, {artifact_id: 1}))[artifact_id]
+    assert datetime.fromisoformat(first).replace(microsecond=0) == created.replace(microsecond=0)
+    assert stamped_version(first) == 1
+    # Someone who may not read the workspace's log is given the version's stamp without a time.
+    assert (await host.call(artifact_id, person=CAROL)).json()["LastModifiedTime"] == (
+        version_stamp(1)
+    )
 
 
 # ─── the portal's editor ──────────────────────────────────────────────────────

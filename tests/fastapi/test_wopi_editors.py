@@ -19,7 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files.core.app_port import AppCommand
 from artifactr.files.core.leases import ArtifactBusy
-from artifactr.files.fastapi.wopi import version_stamp
+from artifactr.files.fastapi.wopi import stamped_version
 from tests.clock import Clock
 from tests.databases import another_engine, postgres_schema
 from tests.fastapi.test_wopi import edited, head_bytes
@@ -63,7 +63,7 @@ async def test_collabora_s_sequence_from_load_to_close(host: Host) -> None:
     )
     assert autosave.status_code == 200, autosave.text
     loaded = autosave.json()["LastModifiedTime"]
-    assert loaded == version_stamp(2)
+    assert stamped_version(loaded) == 2
     # The tab sleeps past its lease; erin checks a revision in through the files router.
     host.clock.advance(timedelta(minutes=31))
     files = f"/workspaces/{WORKSPACE}/files/{artifact_id}"

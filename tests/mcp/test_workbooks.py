@@ -7,10 +7,12 @@ workbook's printed page. One office job an upload, an edit or a page.
 """
 
 import base64
+import io
 from collections.abc import AsyncIterator
 
 import pytest
 from mcp.types import ImageContent, TextContent
+from PIL import Image
 
 from artifactr.files import Presentation, Spreadsheet, WordDocument
 from artifactr.files.agent.wording import EDIT_NATIVE, FIND_COMMANDS, READ_NATIVE
@@ -18,7 +20,7 @@ from artifactr.files.apps.libreoffice import LibreOffice
 from tests.agent.conftest import Note
 from tests.mcp.conftest import CLAUDE, Server, call, quiet_runner, text
 from tests.office import need_office
-from tests.sheets import build_pptx, build_xlsx
+from tests.sheets import BRANDED, build_branded_pptx, build_pptx, build_xlsx
 from tests.world import chunks, world_in_memory
 
 pytestmark = pytest.mark.timeout(300)
@@ -109,3 +111,60 @@ async def test_an_external_agent_reads_a_workbook_and_proposes_edits_to_it_and_a
     assert caption.text.startswith(f"{book} (spreadsheet, v1) 'budget.xlsx': page 1 of ")
     assert isinstance(image, ImageContent)
     assert base64.b64decode(image.data).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+TITLE_TOP = 4800000 / 6858000
+"""Where the branded deck's content layout puts its title: this far down the slide."""
+
+
+def inked(png: bytes, top: float) -> float | None:
+    """Return the middle of the dark rows below ``top`` (a share of the page), or None."""
+    image = Image.open(io.BytesIO(png)).convert("L")
+    width, height = image.size
+    rows = [
+        y
+        for y in range(int(top * height), height)
+        if min(image.getpixel((x, y)) or 0 for x in range(0, width, 2)) < 128
+    ]
+    return None if not rows else (rows[0] + rows[-1]) / 2 / height
+
+
+async def test_an_inserted_slide_takes_the_deck_s_own_layout_as_its_page_shows(
+    office: Server,
+) -> None:
+    deck = await upload(office, "acme.pptx", build_branded_pptx())
+    wrong = [{"command": "slide.insert", "params": {"layout": "Acme Titel and Content"}}]
+    inserts = [
+        {"command": "slide.insert", "params": {"position": 3, "title": "Topic A"}},
+        {"command": "slide.insert", "params": {"layout": "Acme Title", "title": "Topic A"}},
+    ]
+    async with office.client() as client:
+        read = text(await call(client, "read_native", artifact_id=deck))
+        refused = await call(
+            client, "edit_native", artifact_id=deck, base_version=1, commands=wrong, summary="W"
+        )
+        edit = await call(
+            client, "edit_native", artifact_id=deck, base_version=1, commands=inserts, summary="I"
+        )
+        page = await call(client, "view_page", artifact_id=deck, page=2)
+
+    # The agent reads the deck's own layouts, and a wrong name is refused with them, nearest first.
+    assert f"Layouts: {', '.join(BRANDED)}" in read
+    assert refused.is_error
+    assert (
+        "no layout `Acme Titel and Content`; the deck's layouts, nearest first: "
+        "Acme Title and Content, Acme Title"
+    ) in text(refused)
+    assert not edit.is_error
+    # The slide inserted after slide 2 (default: its layout) has its title where slide 2 has
+    # it, in the layout's title box; the one inserted in the cover's layout has none there.
+    _, image = page.content
+    assert isinstance(image, ImageContent)
+    topic = base64.b64decode(image.data)
+    ws = await office.ws()
+    [proposal] = await ws.proposals()
+    proposed = office.files.pages(ws, deck, None, 5, proposal_id=proposal.id)
+    pages = [png async for png in proposed]
+    # The title's text sits in the layout's title box, low on the slide, on both.
+    assert inked(pages[2], TITLE_TOP) == pytest.approx(inked(topic, TITLE_TOP), abs=0.02)
+    assert inked(pages[4], TITLE_TOP) is None

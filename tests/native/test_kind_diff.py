@@ -1,7 +1,19 @@
 """A workbook's and a deck's diffs in their own terms, from the texts the inspection stored."""
 
+import io
+from collections.abc import AsyncGenerator, Callable
+
+from PIL import Image
+
 from artifactr.files import Presentation, Spreadsheet, WordDocument
-from artifactr.files.native.diff import DiffLimits, kind_diff
+from artifactr.files.native.diff import (
+    ChangedPage,
+    DiffLimits,
+    kind_diff,
+    paired_pages,
+    slide_pairs,
+)
+from artifactr.files.native.regions import changed_region
 
 BEFORE = "\n".join(
     [
@@ -111,3 +123,70 @@ def test_a_retitled_slide_is_changed_not_removed_and_added() -> None:
         "Topic 2\nPoint a\nNotes: Say 2",
         "Costs\nPoint a\nNotes: Say 2",
     )
+
+
+# ─── a deck's pages, paired by the slide they show ───────────────────────────
+
+
+def deck(*slides: str) -> str:
+    """Return a deck's text as the inspection writes it: its layouts, then a slide a title."""
+    return "\n".join(
+        ["Layouts: Title Slide", *(f"# Slide {n}: {t}\n{t} body" for n, t in enumerate(slides, 1))]
+    )
+
+
+def png(mark: int) -> bytes:
+    """Return a page's render: white, with a black dot where ``mark`` says."""
+    image = Image.new("RGB", (8, 8), "white")
+    image.putpixel((mark % 8, mark // 8 % 8), (0, 0, 0))
+    out = io.BytesIO()
+    image.save(out, "PNG")
+    return out.getvalue()
+
+
+def renders(*marks: int) -> Callable[[int], AsyncGenerator[bytes]]:
+    """Return a side's renders: page n is ``png(marks[n - 1])``."""
+
+    async def pages(last: int) -> AsyncGenerator[bytes]:
+        for mark in marks[:last]:
+            yield png(mark)
+
+    return pages
+
+
+async def marked(before: tuple[str, ...], after: tuple[str, ...]) -> list[ChangedPage]:
+    every = sorted({*before, *after})
+    old = renders(*(every.index(title) for title in before))
+    new = renders(*(every.index(title) for title in after))
+    found, compared = await paired_pages(
+        (len(before), old), (len(after), new), slide_pairs(deck(*before), deck(*after))
+    )
+    assert compared == max(len(before), len(after))
+    return found
+
+
+async def test_a_slide_inserted_removed_or_moved_marks_that_slide_alone() -> None:
+    slides = ("Intro", "Plan", "Costs", "Next")
+    inserted = await marked(slides, ("Intro", "Agenda", "Plan", "Costs", "Next"))
+    assert inserted == [ChangedPage(page=2, before=False, after=True)]
+    removed = await marked(slides, ("Intro", "Costs", "Next"))
+    assert removed == [ChangedPage(page=2, before=True, after=False)]
+    moved = await marked(slides, ("Next", "Intro", "Plan", "Costs"))
+    assert moved == []
+
+
+async def test_a_changed_slide_is_compared_with_itself_where_an_insert_moved_it() -> None:
+    before = ("Intro", "Plan", "Costs")
+    after = ("Intro", "Agenda", "Plan", "Costs")
+    old = renders(1, 2, 3)
+    new = renders(1, 9, 2, 30)
+    found, _ = await paired_pages((3, old), (4, new), slide_pairs(deck(*before), deck(*after)))
+    region = changed_region(png(3), png(30))
+    assert found == [
+        ChangedPage(page=2, before=False, after=True),
+        ChangedPage(page=4, before=True, after=True, before_page=3, region=region),
+    ]
+    same, _ = await paired_pages((1, renders(1)), (1, renders(5)), {1: 1})
+    assert same == [
+        ChangedPage(page=1, before=True, after=True, region=changed_region(png(1), png(5)))
+    ]

@@ -7,21 +7,24 @@ comes a page at a time, newest first.
 """
 
 from collections.abc import Awaitable, Callable
+from datetime import timedelta
 from pathlib import Path
 
 import pytest
-from artifactr.core import NotFound
+from artifactr.core import Actor, Artifact, NotFound, Visibility
 from artifactr.workspace import Workspace
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from artifactr.files.core.history import Dates, WorkspaceHistory
+from artifactr.files.core.history import Dates, FilePage, WorkspaceHistory
+from artifactr.files.core.leases import scope_of
+from artifactr.files.core.manifests import NativeFile
 from artifactr.files.native import NativeFiles
 from artifactr.files.native.diff import revision_diff
 from artifactr.files.sql import SqlHistory
 from tests.databases import BACKENDS
-from tests.scale import LARGE, SMALL, longer_history, proposals
+from tests.scale import LARGE, SMALL, longer_history, more_files, proposals
 from tests.statements import Statements, whole_reads
-from tests.world import World, open_world, world_on
+from tests.world import ALICE, World, open_world, world_on
 
 Read = Callable[[NativeFiles, Workspace, str], Awaitable[object]]
 
@@ -129,3 +132,82 @@ async def test_the_sql_history_dates_and_proposals_agree_with_the_workspaces(
         ws, doc, [1, 2, 3, 4], mine
     )
     assert await sql.made(ws, {doc: 4, other: 1}) == await through.made(ws, {doc: 4, other: 1})
+
+
+class _Memo(Artifact, name="scale_memo"):
+    """An artifact that is not a native file: no page of files shows it."""
+
+    text: str
+
+
+async def test_a_page_of_files_is_what_the_workspace_lists_of_them(engine: AsyncEngine) -> None:
+    # The SQL adapter reads artifactr's artifacts table itself (ADR-0032): a page and its total
+    # must be the workspace's own list, in its order, without archived, hidden or other kinds.
+    hide: set[str] = set()
+
+    async def hidden(tenant: str, workspace: str, actor: Actor) -> Visibility:
+        return Visibility(artifacts=frozenset(hide))
+
+    world = await world_on(engine, kinds=[_Memo], hidden=hidden, hidden_refresh=timedelta(0))
+    ws = await world.ws()
+    first = await world.upload()
+    ids = [first, *await more_files(ws, first, 6)]
+    await ws.create(_Memo(text="not a file"))
+    archived = await ws.get(NativeFile, ids[2])
+    await ws.commit(archived.archive())
+    hide.add(ids[4])
+    sql, through = world.files.history, WorkspaceHistory()
+    assert isinstance(sql, SqlHistory)
+
+    shown = await ws.artifacts(NativeFile)
+    assert [a.id for a in shown] == [ids[0], ids[1], ids[3], ids[5], ids[6]]
+    for start, limit in [(0, 50), (0, 2), (2, 2), (4, 2), (5, 2), (9, 2)]:
+        page = await sql.files(ws, start=start, limit=limit)
+        assert page == await through.files(ws, start=start, limit=limit)
+        assert page.files == shown[start : start + limit]
+        assert page.total == len(shown)
+    empty = await world.workspaces.open("t1", "elsewhere", actor=ALICE)
+    assert await sql.files(empty) == FilePage([], 0)
+
+
+async def test_many_files_revisions_are_read_at_once_as_the_workspace_reads_each(
+    engine: AsyncEngine, statements: Statements
+) -> None:
+    world = await world_on(engine)
+    ws = await world.ws()
+    doc = await world.upload()
+    others = await more_files(ws, doc, 3)
+    await longer_history(ws, doc, 4)
+    sql = world.files.history
+    assert isinstance(sql, SqlHistory)
+
+    wanted = [doc, *others]
+    with statements.counting() as seen:
+        found = await sql.revisions(ws, wanted)
+    assert len([sql for sql in seen if "FROM artifactr_revisions" in sql]) == 1
+    assert found == {aid: await ws.revisions(aid) for aid in wanted}
+    assert found == await WorkspaceHistory().revisions(ws, wanted)
+    assert await sql.revisions(ws, ["nothing"]) == {}
+
+
+async def test_collection_costs_the_same_at_10_and_300_files_and_orphans(
+    engine: AsyncEngine, statements: Statements
+) -> None:
+    world = await world_on(engine)
+    ws = await world.ws()
+    doc = await world.upload()
+    scope = scope_of(ws)
+    made = 1
+    counts: list[int] = []
+    for size in (SMALL, LARGE):
+        await more_files(ws, doc, size - made, prefix=f"g{size}", blobs=world.blobs)
+        for n in range(made, size):  # a put whose commit never came, for every file
+            await world.blobs.put_many(scope, f"orphan-{n}", [(f"lost {n}".encode(), "text/plain")])
+        with statements.counting() as seen:
+            removed = await world.files.collect(ws, grace=timedelta(0))
+        assert removed == size - made
+        counts.append(len(seen))
+        made = size
+    assert counts[0] == counts[1], counts
+    copy = (await ws.artifacts(NativeFile))[-1]
+    assert await world.files.text(ws, copy.id) == await world.files.text(ws, doc)

@@ -19,7 +19,7 @@ from pydantic_ai import BinaryContent
 from pydantic_ai.messages import SystemPromptPart, ToolReturnPart, UserPromptPart
 
 from artifactr.files.apps.fake import FakeApp
-from artifactr.files.apps.libreoffice import Availability, LibreOffice
+from artifactr.files.apps.libreoffice import Availability, LibreOffice, machine_size
 from artifactr.files.native.regions import changed_region
 from artifactr.files.programs.demo import (
     DOCUMENT,
@@ -107,7 +107,19 @@ def test_the_demo_uses_wordcraft_when_told_libreoffice_when_here_and_fakeapp_oth
     assert label == "WordCraft (/opt/wordcraft/bin/wordcraft-cli)"
     app, label = choose_app({}, lambda: HERE)
     assert isinstance(app, LibreOffice)
-    assert label == "LibreOffice (real pages, run headless; opens docx, xlsx, pptx)"
+    # Its pool is sized from the machine unless it is told (ADR-0033).
+    assert app.pool_status().size == machine_size()
+    here = "LibreOffice (real pages, run headless; opens docx, xlsx, pptx"
+    ahead = "1 office" if machine_size() == 1 else f"{machine_size()} offices"
+    assert label == f"{here}; {ahead} started ahead)"
+    for pool, said in (
+        (3, "3 offices started ahead"),
+        (1, "1 office started ahead"),
+        (0, "no pool"),
+    ):
+        app, label = choose_app({}, lambda: HERE, pool=pool)
+        assert isinstance(app, LibreOffice)
+        assert (app.pool_status().size, label) == (pool, f"{here}; {said})")
     app, label = choose_app({FORCE_FAKE: "fake"}, lambda: HERE)
     assert isinstance(app, FakeApp)
     assert label == "FakeApp (ARTIFACTR_FILES_APP=fake)"

@@ -33,10 +33,11 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.types import TextContent
 
 from artifactr.files.apps.fake import FakeApp
+from artifactr.files.apps.libreoffice import LibreOffice
 from artifactr.files.fastapi.portal import PERSON_COOKIE
 from artifactr.files.programs import serve
 from artifactr.files.programs.demo import FORCE_FAKE
-from artifactr.files.programs.settings import WOPI_SECRET, read_deployment
+from artifactr.files.programs.settings import PREFIX, WOPI_SECRET, read_deployment
 from tests.documents import build_docx
 from tests.fastapi.conftest import DOCX_BODY
 from tests.office import need_office
@@ -190,8 +191,9 @@ def test_on_libreoffice_the_served_job_says_so_and_serves_real_pages(
     need_office()
     monkeypatch.delenv(FORCE_FAKE, raising=False)
     monkeypatch.delenv("WORDCRAFT_CLI", raising=False)
+    monkeypatch.setenv(f"{PREFIX}POOL", "1")  # one office started ahead: a small machine's
     job, output, _, url = start_job(tmp_path, monkeypatch, capsys, 1)
-    opens = "opens docx, xlsx, pptx"
+    opens = "opens docx, xlsx, pptx; 1 office started ahead"
     assert output.startswith(f"app: LibreOffice (real pages, run headless; {opens})\n")
     # LibreOffice reads all three kinds: the workbook and the deck are seeded beside it.
     assert "seeded budget.xlsx at http://127.0.0.1:" in output
@@ -204,6 +206,23 @@ def test_on_libreoffice_the_served_job_says_so_and_serves_real_pages(
     assert (width, height) in {(816, 1056), (794, 1123)}  # a real page: Letter or A4, 96 dpi
     job.join(timeout=30)
     assert not job.is_alive()
+
+
+@pytest.mark.timeout(180)  # it starts offices: seconds each on a busy machine
+async def test_a_served_programs_first_job_runs_on_an_office_its_pool_started_ahead(
+    tmp_path: Path,
+) -> None:
+    need_office()
+    office = LibreOffice(pool=1)
+    app = serve.create_app(
+        tmp_path / "serve.db", corpus=tmp_path, say=lambda _: None, native_app=office
+    )
+    async with app.router.lifespan_context(app):
+        # Its start-up seeded a document, the assistant's edit, a workbook and a deck: four
+        # jobs, the first as soon as it started, each on an office the pool started for it.
+        status = office.pool_status()
+        assert (status.taken, status.missed) == (4, 0)
+    assert office.pool_status().pids == ()  # its offices are killed as it stops
 
 
 def test_a_person_and_an_agent_acting_for_them_are_checked_as_the_person() -> None:

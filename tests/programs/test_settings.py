@@ -297,3 +297,13 @@ def test_a_replica_refuses_an_unmigrated_database_and_serves_once_it_is_migrated
     job.join(timeout=60)
     assert not job.is_alive()
     assert not (tmp_path / "unused.db").exists()
+
+
+def test_the_local_office_s_pool_is_the_machine_s_unless_set_and_never_negative(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert read_deployment().pool is None  # the served program sizes it from the machine
+    monkeypatch.setenv(f"{PREFIX}POOL", "0")
+    assert read_deployment().pool == 0
+    refused = refusal(monkeypatch, pool="-1")
+    assert refused.setting == f"{PREFIX}POOL"

@@ -429,3 +429,36 @@ def test_a_store_url_that_cannot_be_used_is_refused_saying_why(url: str, why: st
 def test_a_url_without_an_endpoint_is_aws_s3_itself() -> None:
     # Nothing is asked of AWS until a call: the URL alone is taken.
     assert isinstance(S3Blobs.from_url("s3://my-bucket/files?region=eu-west-1"), S3Blobs)
+
+
+async def test_a_stored_blob_is_stated_in_one_request_with_its_last_media_type(
+    seaweed: SeaweedFS,
+) -> None:
+    asked: list[str] = []
+
+    def count(line: str) -> None:
+        asked.append(line)
+
+    async with Proxy(seaweed.ports["s3"], answer=count) as proxy:
+        blobs = S3Blobs(
+            "blobs",
+            prefix=f"stat-{os.urandom(4).hex()}",
+            endpoint_url=proxy.endpoint,
+            access_key_id=ACCESS_KEY,
+            secret_access_key=SECRET_KEY,
+        )
+        first = await blobs.put(SCOPE, "a1", stream(b"first"), "text/plain")
+        await blobs.put(SCOPE, "a1", stream(b"first"), "text/csv")
+        second = await blobs.put(SCOPE, "a1", stream(b"second"), "image/png")
+        asked.clear()
+        assert await blobs.stat(SCOPE, "a1", first.sha256) == first.model_copy(
+            update={"media_type": "text/csv"}
+        )
+        assert len(asked) == 1
+        asked.clear()
+        found = await blobs.stat_many(SCOPE, [("a1", first.sha256), ("a1", second.sha256)])
+        assert found == {
+            ("a1", first.sha256): first.model_copy(update={"media_type": "text/csv"}),
+            ("a1", second.sha256): second,
+        }
+        assert len(asked) == 2

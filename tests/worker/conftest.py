@@ -160,6 +160,9 @@ def make_worker(scratch: Path, pids: Path, pycache: Path) -> Iterator[MakeWorker
         ) -> Served:
             if app == "libreoffice":
                 need_office()
+                # No pool unless the test is about one: a machine-sized pool in every test's
+                # worker would start offices the tests don't use.
+                overrides.setdefault("pool", 0)
                 settings = Settings(token=TOKEN, app="libreoffice", **overrides)
                 return Served(stack.enter_context(serving(settings)), settings)
             program = QUICK if app == "quick" else STANDIN

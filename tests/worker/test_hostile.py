@@ -80,7 +80,8 @@ async def test_a_libreoffice_worker_refuses_every_hostile_file_before_the_office
     scratch: Path,
 ) -> None:
     need_office()
-    env = {"TMPDIR": str(scratch), "WORKER_APP": "libreoffice"}
+    # No pool: a refused file starts no office, and none waits in the scratch either.
+    env = {"TMPDIR": str(scratch), "WORKER_APP": "libreoffice", "WORKER_POOL": "0"}
     with spawn([], env) as worker:
         app = worker.app()
         for item in CORPUS:

@@ -14,6 +14,7 @@ from starlette.applications import Starlette
 from starlette.testclient import TestClient
 from worker.artifactr_files_worker import Misconfigured, Screening, Settings, editor, service
 
+from artifactr.files.apps.libreoffice import machine_size
 from artifactr.files.apps.wordcraft import MAX_FILE
 
 TOKEN = "settings-token-0123456789abcdef0123456789"
@@ -26,7 +27,17 @@ def test_the_defaults_are_the_documented_limits() -> None:
     assert settings.cli == ("wordcraft-cli",)
     assert (settings.soffice, settings.uno_python) == ("soffice", "/usr/bin/python3")
     assert settings.pdf_cache == 64 * 2**20
-    assert (settings.pool, settings.pool_memory, settings.pool_warm) == (0, 0, ("docx",))
+    # The pool is sized from the machine: a core each, as its memory allows, at most 4.
+    assert (settings.pool, settings.pool_memory, settings.pool_warm) == (
+        machine_size(),
+        0,
+        ("docx",),
+    )
+    assert Settings(token=TOKEN).pool == machine_size()
+    assert Settings.from_env({"WORKER_TOKEN": TOKEN, "WORKER_POOL": "0"}).pool == 0  # no pool
+    with pytest.raises(Misconfigured, match="WORKER_POOL must be at least 0, not -1"):
+        Settings.from_env({"WORKER_TOKEN": TOKEN, "WORKER_POOL": "-1"})
+    assert 1 <= machine_size() <= 4
     assert dict(settings.app_env) == {}
     assert settings.build is None
     assert (settings.host, settings.port) == ("127.0.0.1", 8000)

@@ -112,6 +112,7 @@ def create_app(settings: Settings) -> Starlette:
 
     @asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncGenerator[None]:
+        service.start()
         try:
             yield
         finally:
@@ -252,6 +253,11 @@ class Service:
         """One job at a time."""
         self._office = office_of(settings)
         self._token = settings.token.encode()
+
+    def start(self) -> None:
+        """Start LibreOffice's pool, so the first job finds an office started (ADR-0033)."""
+        if self._office is not None:
+            self._office.fill_pool()
 
     async def close(self) -> None:
         """Kill the offices LibreOffice's pool started ahead, if it has any."""

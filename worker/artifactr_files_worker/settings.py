@@ -12,7 +12,7 @@ WORDCRAFT_CLI          ``wordcraft-cli``            WordCraft's command line (sp
 LIBREOFFICE_SOFFICE    ``soffice``                  LibreOffice's program
 LIBREOFFICE_PYTHON     ``/usr/bin/python3``         the Python with Debian's ``python3-uno``
 WORKER_PDF_CACHE       64 MiB                       LibreOffice's PDFs kept for the next render
-WORKER_POOL            0                            LibreOffice offices started ahead, one job each
+WORKER_POOL            a core each, at most 4       LibreOffice offices started ahead, one job each
 WORKER_POOL_MEMORY     0 (no cap)                   bytes the pool's idle offices may hold
 WORKER_POOL_WARM       ``docx``                     formats a pooled office warms up for, or none
 WORKER_PASS_ENV        (none)                       names of variables passed on to the app
@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Final, Literal, get_args
 
 from artifactr.files.apps.jobs import MAX_FILE, MAX_REPLY
+from artifactr.files.apps.libreoffice import machine_size
 from artifactr.files.core.app_port import EDIT_DEADLINE, RENDER_DEADLINE
 
 from .screen import (
@@ -134,8 +135,10 @@ class Settings:
     """The Python that imports ``uno``, which runs LibreOffice's driver."""
     pdf_cache: int = PDF_CACHE
     """Bytes of PDFs LibreOffice keeps for the next render of the same file."""
-    pool: int = 0
-    """LibreOffice offices started ahead, each for exactly one job and then killed."""
+    pool: int = field(default_factory=machine_size)
+    """LibreOffice offices started ahead, each for exactly one job and then killed; filled as
+    the worker starts. One a core, as the machine's memory allows, at most 4, by default
+    (ADR-0033)."""
     pool_memory: int = 0
     """The most resident bytes the pool's idle offices may hold (0: no cap)."""
     pool_warm: tuple[str, ...] = POOL_WARM
@@ -211,7 +214,7 @@ class Settings:
             soffice=environ.get("LIBREOFFICE_SOFFICE", "soffice"),
             uno_python=environ.get("LIBREOFFICE_PYTHON", "/usr/bin/python3"),
             pdf_cache=read.integer("WORKER_PDF_CACHE", PDF_CACHE),
-            pool=read.integer("WORKER_POOL", 0),
+            pool=read.integer("WORKER_POOL", machine_size(), least=0),  # 0: no pool
             pool_memory=read.integer("WORKER_POOL_MEMORY", 0),
             pool_warm=_warm(environ.get("WORKER_POOL_WARM")),
             cli=tuple(shlex.split(environ.get("WORDCRAFT_CLI", "wordcraft-cli"))),
@@ -269,7 +272,7 @@ def _token(environ: Mapping[str, str]) -> str:
 class _Reader:
     environ: Mapping[str, str]
 
-    def integer(self, name: str, default: int) -> int:
+    def integer(self, name: str, default: int, least: int = 1) -> int:
         value = self.environ.get(name)
         if value is None:
             return default
@@ -277,8 +280,9 @@ class _Reader:
             number = int(value)
         except ValueError:
             raise Misconfigured(f"{name} must be a whole number, not {value!r}") from None
-        if number <= 0:
-            raise Misconfigured(f"{name} must be positive, not {number}")
+        if number < least:
+            said = "positive" if least == 1 else f"at least {least}"
+            raise Misconfigured(f"{name} must be {said}, not {number}")
         return number
 
     def number(self, name: str, default: float) -> float:

@@ -12,7 +12,7 @@ from artifactr.files import AppCommand
 from artifactr.files.apps.libreoffice import LibreOffice
 from artifactr.files.core.errors import AppRefused
 from tests.apps.libreoffice.test_app import SLOW, Listener, size
-from tests.sheets import build_pptx, linking_deck
+from tests.sheets import BRANDED, build_branded_pptx, build_pptx, linking_deck
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -30,6 +30,7 @@ async def test_inspect_reads_titles_text_notes_and_slides(office: LibreOffice) -
     found = await office.inspect(build_pptx(3))
     assert found.outline == "1. Quarterly review\n2. Topic 2\n3. Topic 3"
     assert found.text.splitlines() == [
+        "Layouts: Title Slide, Title and Content",
         "# Slide 1: Quarterly review",
         "Draft for the board",
         "# Slide 2: Topic 2",
@@ -51,7 +52,7 @@ async def test_a_batch_inserts_moves_duplicates_deletes_and_writes_slides(
     edited = await office.apply(
         build_pptx(3),
         [
-            command("slide.insert", position=1, layout="title", title="Agenda"),
+            command("slide.insert", position=1, layout="Title Slide", title="Agenda"),
             command("slide.move", slide=4, to=2),
             command("slide.setNotes", slide=1, text="Open warmly"),
             command("slide.setText", slide=3, text="Only point"),
@@ -59,7 +60,7 @@ async def test_a_batch_inserts_moves_duplicates_deletes_and_writes_slides(
             command("slides.replaceAll", find="topic", replace="Theme"),
             command("slide.duplicate", slide=4),
             command("slide.delete", slide=5),
-            command("slide.insert", layout="title-only"),
+            command("slide.insert"),
             command("slide.setTitle", slide=5, text="Questions"),
         ],
         author="Ada Lovelace",
@@ -93,17 +94,52 @@ async def test_a_batch_inserts_moves_duplicates_deletes_and_writes_slides(
     assert notes.text == "Open warmly"
 
 
+def layout_and_title(content: bytes) -> list[tuple[str, int | None, int | None]]:
+    """Return each slide's layout's name and its title's place (top, height), as saved."""
+    deck = pptx.Presentation(io.BytesIO(content))
+    found: list[tuple[str, int | None, int | None]] = []
+    for slide in deck.slides:
+        title = slide.shapes.title
+        assert title is not None
+        found.append((slide.slide_layout.name, title.top, title.height))
+    return found
+
+
+async def test_a_slide_is_inserted_in_the_deck_s_own_layouts_which_a_save_keeps(
+    office: LibreOffice,
+) -> None:
+    source = build_branded_pptx()
+    read = await office.inspect(source)
+    assert read.text.splitlines()[0] == f"Layouts: {', '.join(BRANDED)}"
+    edited = await office.apply(
+        source,
+        [
+            command("slide.insert", position=3, title="Topic A2"),
+            command("slide.insert", position=1, layout="acme title", title="Welcome"),
+        ],
+        author="Ada",
+    )
+    welcome, cover, topic, inserted, _ = layout_and_title(edited.content)
+    assert welcome == cover
+    assert inserted == topic
+    assert topic[0] == "Acme Title and Content"
+    assert topic[1:] == pytest.approx((4800000, 900000), abs=400)  # in 1/100 mm, as kept
+    assert edited.inspection.text.splitlines()[0] == f"Layouts: {', '.join(BRANDED)}"
+    again = await office.apply(edited.content, [command("slide.insert", title="End")])
+    assert layout_and_title(again.content)[-1] == topic
+
+
 @pytest.mark.parametrize(
     ("steps", "reason"),
     [
         ([command("slide.delete", slide=9)], "no slide 9: the deck has 3"),
         ([command("slide.move", slide=1, to=4)], "no position 4"),
-        ([command("slide.insert", layout="poster")], "no layout `poster`"),
-        ([command("slide.setText", slide=2, placeholder=2, text="x")], "has 1 text placeholders"),
         (
-            [command("slide.insert", layout="blank"), command("slide.setTitle", slide=4, text="x")],
-            "slide 4 has no title placeholder",
+            [command("slide.insert", layout="Title and Contnet")],
+            "no layout `Title and Contnet`; the deck's layouts, nearest first: "
+            "Title and Content, Title Slide",
         ),
+        ([command("slide.setText", slide=2, placeholder=2, text="x")], "has 1 text placeholders"),
         ([command("slide.delete", slide=1)] * 3, "at least one slide"),
     ],
 )

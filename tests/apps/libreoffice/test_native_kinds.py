@@ -107,3 +107,12 @@ async def test_a_deck_is_uploaded_edited_and_its_slides_are_pages(office: LibreO
     assert not [line for line in lines if "added" in line or "removed" in line]
     png = await files.render(ws, artifact_id, 2, 1)
     assert png.startswith(b"\x89PNG")
+    inserted = await files.edit(
+        ws,
+        artifact_id,
+        base_version=2,
+        commands=[AppCommand(command="slide.insert", params={"position": 2, "title": "Agenda"})],
+    )
+    assert inserted.type == "applied"
+    diff = await revision_diff(files, ws, artifact_id, 2, 3)
+    assert [(page.page, page.before, page.after) for page in diff.pages] == [(2, False, True)]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from artifactr.files.apps.libreoffice import MAX_FILE, LibreOffice
+from artifactr.files.apps.libreoffice import MAX_FILE, LibreOffice, machine_size
 from artifactr.files.apps.libreoffice._availability import SYSTEM_PYTHON
 from artifactr.files.apps.libreoffice._pool import Pool
 from artifactr.files.apps.libreoffice._process import Runner, end, run
@@ -244,3 +244,12 @@ async def test_the_pool_says_why_it_cannot_start_an_office(
     assert (status.size, status.ready, status.idle_memory, status.pids) == (0, 0, 0, ())
     with pytest.raises(ValueError, match="pool_warm names odg, txt: a pooled office warms up"):
         LibreOffice(pool=1, pool_warm=("docx", "txt", "odg"))
+
+
+def test_the_machine_sizes_the_pool_a_core_each_as_memory_allows_at_most_four() -> None:
+    gib = 1024**3
+    assert machine_size(cores=2, memory=24 * gib) == 2  # this machine: its cores decide
+    assert machine_size(cores=8, memory=3 * gib) == 3  # a small memory: a GiB an office
+    assert machine_size(cores=64, memory=256 * gib) == 4  # a large machine: no more than four
+    assert machine_size(cores=1, memory=gib // 2) == 1  # always one: no job starts cold
+    assert 1 <= machine_size() <= 4

@@ -112,25 +112,25 @@ class _Head:
         return wording.title(self.artifact_id, self.data.kind, self.version, self.data.name)
 
 
-async def list_files(ws: Workspace, start: int) -> str:
+async def list_files(ws: Workspace, files: NativeFiles, start: int) -> str:
     """Return a page of the workspace's native files, :data:`~wording.LIST_FILES` at most.
 
-    One read of the workspace's files, however many it holds; the answer names
-    ``LIST_FILES`` of them, with the total and where to go on.
+    One read of the page's files and one of their count (``files.history``), however many the
+    workspace holds; the answer names ``LIST_FILES`` of them, with the total and where to go on.
 
     Raises:
         WrongArguments: If ``start`` is out of range.
     """
-    every = await ws.artifacts(NativeFile)
+    page = await files.history.files(ws, start=start, limit=wording.LIST_FILES)
     problems: list[str] = []
-    _check_start(start, len(every), "files", known=True, problems=problems)
+    _check_start(start, page.total, "files", known=True, problems=problems)
     if problems:
         raise WrongArguments(wording.FILES.name, problems)
     lines = [
         f"{wording.title(a.id, a.data.kind, a.version, a.data.name)}, {a.data.content.size:,} bytes"
-        for a in every[start : start + wording.LIST_FILES]
+        for a in page.files
     ]
-    return wording.file_page(start, len(every), lines)
+    return wording.file_page(start, page.total, lines)
 
 
 async def read_native(

@@ -76,7 +76,7 @@ def native_file_tools(files: NativeFiles, *, view: bool = False) -> AbstractTool
     @_worded(wording.FILES)
     async def list_files(ctx: RunContext[Session[Any]], start: int = 0) -> str:
         with _surfaced():
-            return await operations.list_files(ctx.deps.workspace, start)
+            return await operations.list_files(ctx.deps.workspace, files, start)
 
     @toolset.tool
     @_worded(wording.READ_NATIVE)

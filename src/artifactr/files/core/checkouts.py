@@ -10,9 +10,12 @@ outcome, and :meth:`Checkouts.extend` and :meth:`Checkouts.end` change only an o
 An editor's session (WOPI, WebDAV) is a check-out too, carrying the editor's ``lock``:
 :meth:`Checkouts.relock` changes it and :meth:`Checkouts.saved` records a save that keeps the
 check-out open, moving its base to the revision the save committed (ADR-0017).
+:meth:`Checkouts.together` runs a few calls as one transaction, with the leases' calls too
+where they are kept in the same database (ADR-0034).
 """
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncGenerator, Sequence
 from datetime import datetime
 from typing import Literal, NamedTuple, Protocol
 
@@ -201,6 +204,15 @@ class Checkouts(Protocol):
         """
         ...
 
+    def together(self, scope: Scope) -> contextlib.AbstractAsyncContextManager[None]:
+        """Run the block's calls of these records, and of leases kept beside them, as one.
+
+        On SQL, one transaction on one connection, committed once, which the leases' calls on
+        the same engine join (ADR-0034); in memory, as they are. The block calls nothing else
+        that opens a connection on the database.
+        """
+        ...
+
 
 class InMemoryCheckouts:
     """Check-out records in a dict.
@@ -340,6 +352,12 @@ class InMemoryCheckouts:
             and record.lock == lock
         ]
         return found[-1] if found else None
+
+    @contextlib.asynccontextmanager
+    async def together(self, scope: Scope) -> AsyncGenerator[None]:
+        """Run the block as it is: each call here is atomic already."""
+        del scope
+        yield
 
     def _put(self, scope: Scope, record: Checkout) -> Checkout:
         self._records[(scope.tenant_id, scope.workspace_id, record.id)] = record

@@ -10,20 +10,38 @@ The port reads after the caller has read the file through its workspace: whether
 there and visible is the workspace's, checked there first. The port checks the read it makes
 (the log's, the proposals') as the workspace would, and shows what it reads as the workspace
 shows it to the actor. It also dates a file's versions and proposals without reading the whole
-log, and lists a file's pending proposals without every other file's.
+log, and lists a file's pending proposals without every other file's, and its decided proposals
+(who wrote each, who accepted or rejected it and when) from the log's resolutions (ADR-0035). It
+reads the workspace's files a page at a time (:meth:`History.files`, ADR-0026), and many files'
+revisions in one read (:meth:`History.revisions`), for collection.
 """
 
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Final, Protocol
+from typing import Final, Literal, Protocol
 
-from artifactr.core import ArtifactChanged, ArtifactCreated, Proposal, ProposalCreated, Revision
+from artifactr.core import (
+    Actor,
+    ArtifactChanged,
+    ArtifactCreated,
+    Envelope,
+    Proposal,
+    ProposalCreated,
+    ProposalResolved,
+    Revision,
+    Versioned,
+)
 from artifactr.workspace import Workspace
+
+from artifactr.files.core.manifests import NativeFile
 
 PAGE: Final = 50
 """How many revisions a page of history holds unless told otherwise."""
 
+
+READ_ARTIFACTS: Final = "artifactr:read_artifacts"
+"""The action a page of files asks, as the workspace's list does."""
 
 READ_EVENTS: Final = "artifactr:read_events"
 """The action a read of dates asks, as a read of the log does."""
@@ -44,6 +62,49 @@ class Dates:
     """Each proposal's time."""
 
 
+@dataclass(frozen=True)
+class FilePage:
+    """A page of the workspace's native files, in the order they were created, and how many."""
+
+    files: list[Versioned[NativeFile]]
+    """The page's files, oldest first, as :meth:`~artifactr.workspace.Workspace.artifacts`."""
+    total: int
+    """How many native files the workspace shows the actor, in every page."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A proposal decided: who wrote it, who accepted or rejected it, and when (the log's)."""
+
+    proposal_id: str
+    decision: Literal["accept", "reject"]
+    proposed_by: Actor
+    """Who wrote it: an agent, a person's client, or a person whose check-in was kept."""
+    decided_by: Actor
+    """Who accepted or rejected it."""
+    at: datetime
+    """When it was decided."""
+    version: int | None
+    """The version accepting it made; None for a rejection."""
+    reason: str | None = None
+    """What the decider said, if anything."""
+
+
+def decision_of(envelope: Envelope) -> Decision:
+    """Return the decision a ``proposal_resolved`` envelope records."""
+    event = envelope.event
+    assert isinstance(event, ProposalResolved)
+    return Decision(
+        proposal_id=event.proposal_id,
+        decision=event.decision,
+        proposed_by=event.proposed_by,
+        decided_by=envelope.actor,
+        at=envelope.ts,
+        version=event.version,
+        reason=event.reason,
+    )
+
+
 class History(Protocol):
     """A file's revisions, read one or a page at a time."""
 
@@ -55,6 +116,26 @@ class History(Protocol):
         self, ws: Workspace, artifact_id: str, *, before: int | None = None, limit: int = PAGE
     ) -> list[Revision]:
         """Return up to ``limit`` revisions older than ``before`` (all if None), newest first."""
+        ...
+
+    async def files(self, ws: Workspace, *, start: int = 0, limit: int = PAGE) -> FilePage:
+        """Return up to ``limit`` of the workspace's live native files from ``start``, and all.
+
+        The files are those :meth:`~artifactr.workspace.Workspace.artifacts` lists for
+        :class:`NativeFile` (not archived, not hidden), in its order, as it shows them.
+
+        Raises:
+            Forbidden: If the actor may not read the workspace's artifacts.
+        """
+        ...
+
+    async def revisions(
+        self, ws: Workspace, artifact_ids: Collection[str]
+    ) -> dict[str, list[Revision]]:
+        """Return the revisions of these files, oldest first, by file: one read for them all.
+
+        For a caller that sees every artifact (collection), of files it has listed.
+        """
         ...
 
     async def dates(
@@ -91,6 +172,24 @@ class History(Protocol):
         """
         ...
 
+    async def decisions(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        proposals: Collection[str] | None = None,
+        *,
+        limit: int = PAGE,
+    ) -> list[Decision]:
+        """Return the file's decided proposals, newest first, as its log shows them to the actor.
+
+        Those named in ``proposals`` (the ones a page of revisions was accepted from), or the
+        newest ``limit`` if None.
+
+        Raises:
+            Forbidden: If the actor may not read the workspace's log.
+        """
+        ...
+
 
 class WorkspaceHistory:
     """History read through the workspace: every revision, then the ones asked for.
@@ -116,6 +215,17 @@ class WorkspaceHistory:
             if before is None or revision.version < before
         ]
         return older[:limit]
+
+    async def files(self, ws: Workspace, *, start: int = 0, limit: int = PAGE) -> FilePage:
+        """Return a page of the workspace's native files; see :meth:`History.files`."""
+        every = await ws.artifacts(NativeFile)
+        return FilePage(every[start : start + limit], len(every))
+
+    async def revisions(
+        self, ws: Workspace, artifact_ids: Collection[str]
+    ) -> dict[str, list[Revision]]:
+        """Return these files' revisions; see :meth:`History.revisions`."""
+        return {aid: await ws.revisions(aid) for aid in sorted(artifact_ids)}
 
     async def dates(
         self,
@@ -160,3 +270,21 @@ class WorkspaceHistory:
     async def pending(self, ws: Workspace, artifact_id: str) -> list[Proposal]:
         """Return the file's pending proposals; see :meth:`History.pending`."""
         return [p for p in await ws.proposals() if p.artifact_id == artifact_id]
+
+    async def decisions(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        proposals: Collection[str] | None = None,
+        *,
+        limit: int = PAGE,
+    ) -> list[Decision]:
+        """Return the file's decided proposals; see :meth:`History.decisions`."""
+        found = [
+            decision_of(envelope)
+            for envelope in reversed(await ws.read())
+            if isinstance(envelope.event, ProposalResolved)
+            and envelope.event.artifact_id == artifact_id
+            and (proposals is None or envelope.event.proposal_id in proposals)
+        ]
+        return found if proposals is not None else found[:limit]

@@ -24,6 +24,9 @@ WRITES: Final = frozenset(
 )
 """The actions that change an artifact: refused on a native file while its app is off."""
 
+KINDS_KEPT: Final = 4096
+"""How many artifacts' kinds a gate keeps, so a write asked again reads none (ADR-0034)."""
+
 KeyOf = Callable[[str], str | None]
 """Returns the integration key that governs an artifact kind, or None if none does."""
 
@@ -63,6 +66,7 @@ def integration_gate(
     storage: Storage,
     *,
     authorize: Authorize | None = None,
+    kept: int = KINDS_KEPT,
 ) -> Authorize:
     """Return an ``authorize`` hook that refuses writes to a native file while its app is off.
 
@@ -76,20 +80,38 @@ def integration_gate(
     generic surface is not gated: native files are created by :meth:`NativeFiles.upload`, which
     asks the switch itself.
 
+    An artifact's kind never changes, so the gate keeps the last ``kept`` it read and reads each
+    artifact's once; the switch is asked on every write, and a missing artifact is never kept
+    (ADR-0034).
+
     Args:
         integrations: The switch.
         key_of: The integration key of a kind (:meth:`NativeFiles.key_of`).
         storage: The workspaces' storage, to read an artifact's kind.
         authorize: The hook it wraps; allows everything if omitted.
+        kept: How many artifacts' kinds it keeps (:data:`KINDS_KEPT`), the oldest let go first.
     """
+    kinds: dict[tuple[str, str, str], str] = {}
+
+    async def kind_of(tenant_id: str, workspace_id: str, artifact_id: str) -> str | None:
+        known = (tenant_id, workspace_id, artifact_id)
+        kind = kinds.get(known)
+        if kind is None:
+            found = await storage.artifact(Scope(tenant_id, workspace_id), artifact_id)
+            if found is None:
+                return None  # not kept: an id missing now may name nothing, ever
+            if len(kinds) >= kept:
+                del kinds[next(iter(kinds))]
+            kind = kinds[known] = found.kind
+        return kind
 
     async def gate(tenant_id: str, workspace_id: str | None, actor: Actor, access: Access) -> bool:
         if authorize is not None and not await authorize(tenant_id, workspace_id, actor, access):
             return False
         if workspace_id is None or access.artifact_id is None or access.action not in WRITES:
             return True
-        found = await storage.artifact(Scope(tenant_id, workspace_id), access.artifact_id)
-        key = None if found is None else key_of(found.kind)
+        kind = await kind_of(tenant_id, workspace_id, access.artifact_id)
+        key = None if kind is None else key_of(kind)
         if key is not None and not await integrations.is_enabled(tenant_id, workspace_id, key):
             raise NotEnabled(key)
         return True

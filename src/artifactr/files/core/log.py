@@ -63,9 +63,13 @@ def record(
 
 
 def fields_of(result: object) -> dict[str, Field]:
-    """Return what a result says about the change: ids, versions, outcome, expiry."""
+    """Return what a result says about the change: ids, versions, outcome, expiry.
+
+    A result that carries a ``checkout`` (a lock operation's) says what its check-out says.
+    """
     if isinstance(result, int):
         return {"removed": result}
+    result = getattr(result, "checkout", result)
     found: dict[str, Field] = {}
     for name in _FIELDS:
         value = getattr(result, name, None)

@@ -125,7 +125,11 @@ def add_diff_routes(router: APIRouter, files: NativeFiles, current: Any) -> None
             DiffPage(
                 page=changed.page,
                 before_url=page_url(
-                    request, ws, found.artifact_id, found.before_version, changed.page
+                    request,
+                    ws,
+                    found.artifact_id,
+                    found.before_version,
+                    changed.before_page or changed.page,
                 )
                 if changed.before
                 else None,

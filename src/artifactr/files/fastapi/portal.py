@@ -61,8 +61,10 @@ from urllib.parse import quote, urlencode
 from artifactr.core import (
     Actor,
     EditArtifact,
+    Forbidden,
     NotFound,
     Proposal,
+    Proposed,
     Rejection,
     RespondToProposal,
     Revision,
@@ -79,19 +81,25 @@ from starlette.templating import Jinja2Templates
 
 from artifactr.files.core.clock import rfc3339, utc_now
 from artifactr.files.core.errors import AppFailure, UnsafeFile
-from artifactr.files.core.history import Dates
+from artifactr.files.core.formats import kind_name
+from artifactr.files.core.history import Dates, Decision
 from artifactr.files.core.leases import ArtifactBusy, scope_of
 from artifactr.files.core.manifests import Blob, NativeFile, Presentation, Spreadsheet
 from artifactr.files.fastapi.bodies import FormRefused, read_body
 from artifactr.files.fastapi.portal_words import (
+    MAY_NOT_DECIDE,
     Piece,
+    Refusal,
     changed_words,
     exact,
     for_people,
     kind_rows,
+    kinds_taken,
     relative,
+    upload_refusal,
+    why_not_decide,
 )
-from artifactr.files.fastapi.router import SUMMARY
+from artifactr.files.fastapi.router import SUMMARY, upload_from
 from artifactr.files.native import CheckedIn, NativeFiles
 from artifactr.files.native.diff import DiffLimits, FileDiff, TextDiff, proposal_diff, revision_diff
 from artifactr.files.native.editing import personal_lock
@@ -123,12 +131,16 @@ FILES_PAGE: Final = 50
 HISTORY_PAGE: Final = 50
 """How many versions a file's page shows of its history a page, newest first (issue 41)."""
 
+DECIDED_PAGE: Final = 20
+"""How many of a file's decided proposals its page shows, newest first."""
+
 MAX_KEPT_SUMMARY: Final = 1_000
 """The most of a refused check-in's summary the notice keeps, in characters."""
 
 EDIT: Final = "artifactr:edit_artifact"
 RESPOND: Final = "artifactr:respond_to_proposal"
 ARCHIVE: Final = "artifactr:archive_artifact"
+CREATE: Final = "artifactr:create_artifact"
 
 _HEADERS: Final = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
@@ -421,18 +433,39 @@ def portal_router(
             return False
         return True
 
-    def history(revisions: Sequence[Revision], known: Dates) -> list[dict[str, Any]]:
+    def history(
+        revisions: Sequence[Revision], known: Dates, accepted: Sequence[Decision] = ()
+    ) -> list[dict[str, Any]]:
+        authors = {decision.proposal_id: decision.proposed_by for decision in accepted}
         rows: list[dict[str, Any]] = []
         for revision in revisions:
             moment, summary = known.versions.get(revision.version, (None, ""))
+            by = name_of(revision.actor)
+            author = authors.get(revision.proposal_id or "")
+            if author is not None:
+                # Accepted from a proposal: the revision is the acceptor's, the words its author's.
+                by = f"written by {name_of(author)}, accepted by {by}"
             rows.append(
                 {
                     "version": revision.version,
-                    "dated": _Dated(name_of(revision.actor), moment, summary),
+                    "dated": _Dated(by, moment, summary),
                     "sha256": _content_digest(revision.data),
                 }
             )
         return rows
+
+    def why_not(me: Actor, proposal: Proposal, responder: bool) -> str:
+        """Return why ``me`` may not decide ``proposal``: the workspace's or artifactr's rule."""
+        return why_not_decide(me, proposal) if responder else MAY_NOT_DECIDE
+
+    def decided_row(decision: Decision) -> dict[str, object]:
+        by = name_of(decision.decided_by)
+        outcome = (
+            f"accepted by {by} as version {decision.version}"
+            if decision.decision == "accept"
+            else f"rejected by {by}"
+        )
+        return {"decision": decision, "by": name_of(decision.proposed_by), "outcome": outcome}
 
     def dated(proposal: Proposal, known: Dates) -> _Dated:
         change = proposal.change
@@ -473,9 +506,9 @@ def portal_router(
         ws: Workspace = current,
         start: Annotated[int, Query(ge=0)] = 0,
     ) -> Response:
-        # One read of the files and one of the workspace's live leases, whatever it holds.
-        every = await ws.artifacts(NativeFile)
-        shown = every[start : start + FILES_PAGE]
+        # A page of the files, their count, and the workspace's live leases, whatever it holds.
+        page = await files.history.files(ws, start=start, limit=FILES_PAGE)
+        shown = page.files
         leases = await files.leases.live(scope_of(ws)) if shown else {}
         link = urls(request, ws)
         rows: list[dict[str, object]] = []
@@ -496,11 +529,12 @@ def portal_router(
             "title": f"Files in {ws.workspace_id}",
             "workspace_id": ws.workspace_id,
             "rows": rows,
-            "shown": f"files {start + 1}-{start + len(rows)} of {len(every)}" if rows else "",
+            "shown": f"files {start + 1}-{start + len(rows)} of {page.total}" if rows else "",
             "earlier": link.files(max(start - FILES_PAGE, 0)) if start else "",
-            "later": link.files(later) if later < len(every) else "",
-            "total": len(every),
+            "later": link.files(later) if later < page.total else "",
+            "total": page.total,
             "first": link.files(),
+            **upload_context(request, ws, await may_add(ws)),
         }
         return render(request, "files.html", context, ws.actor)
 
@@ -531,11 +565,15 @@ def portal_router(
         known = await files.history.dates(
             ws, artifact_id, [r.version for r in revisions], [p.id for p in pending]
         )
+        from_proposals = [r.proposal_id for r in revisions if r.proposal_id is not None]
+        accepted = await files.history.decisions(ws, artifact_id, from_proposals)
+        decided = await files.history.decisions(ws, artifact_id, limit=DECIDED_PAGE)
         oldest = revisions[-1].version  # a file has its first version; ``before`` is 2 or more
         link = urls(request, ws)
         ends = lease is not None and not mine and editor and await may(ws, ARCHIVE, artifact_id)
         session = None if lease is None else await editor_session(ws, lease.holder)
         broken = await files.ended_by_others(ws, artifact_id) if editor else []
+        responder = bool(pending) and await may(ws, RESPOND, artifact_id)
         return {
             "session": session,
             "broken": broken[0] if broken else None,
@@ -555,7 +593,8 @@ def portal_router(
             "previews": range(1, min(manifest.pages or 0, MAX_PREVIEWS) + 1),
             "preview_scale": PREVIEW_SCALE,
             "full_scale": FULL_SCALE,
-            "revisions": history(revisions, known),
+            "revisions": history(revisions, known, accepted),
+            "decided": [decided_row(decision) for decision in decided],
             "older": link.file(artifact_id, before=oldest) if oldest > 1 else "",
             "newest": link.file(artifact_id) if before is not None else "",
             "proposals": [
@@ -563,10 +602,10 @@ def portal_router(
                     "proposal": proposal,
                     "dated": dated(proposal, known),
                     "outdated": _base_of(proposal) != version,
+                    "why": why_not(ws.actor, proposal, responder),
                 }
                 for proposal in pending
             ],
-            "responder": bool(pending) and await may(ws, RESPOND, artifact_id),
             "editor_links": links,
         }
 
@@ -657,7 +696,7 @@ def portal_router(
             "mine": proposal.proposed_by.participant == ws.actor.participant,
             "undone": undone,
             "made_from": made_from,
-            "responder": await may(ws, RESPOND, artifact_id),
+            "why": why_not(ws.actor, proposal, await may(ws, RESPOND, artifact_id)),
             **diff_context(urls(request, ws), found, manifest),
         }
         return render(request, "proposal.html", context, ws.actor)
@@ -708,6 +747,52 @@ def portal_router(
         except (Rejection, AppFailure) as problem:
             said = refusal(problem)
         return redirect(urls(request, ws).file(artifact_id), said)
+
+    async def may_add(ws: Workspace) -> bool:
+        """Whether the caller may add files to the workspace: the upload form's condition."""
+        try:
+            await ws.check(Access(action=CREATE))
+        except Rejection:
+            return False
+        return True
+
+    def upload_context(request: Request, ws: Workspace, allowed: bool) -> dict[str, object]:
+        """Return what the file list's upload form needs: none of it for whoever may not add."""
+        if not allowed:
+            return {"upload": None}
+        link = urls(request, ws)
+        return {"upload": {"action": link.files(), "kinds": kinds_taken(files.formats)}}
+
+    @router.post("/workspaces/{workspace_id}/files", name="portal_upload")
+    async def upload(request: Request, ws: Workspace = current) -> Response:
+        """Add the file a person chose on the file list: named by it, its kind read from it.
+
+        The files router's own upload (:func:`~artifactr.files.fastapi.router.upload_from`), so
+        it is refused as the router refuses it, said for a person on the file list.
+        """
+        link = urls(request, ws)
+        received = _Counted()
+        try:
+            outcome = await upload_from(request, files, ws, passing=received.count)
+        except (Rejection, AppFailure) as problem:
+            said = upload_refusal(problem, files.formats)
+            if isinstance(problem, FormRefused) and problem.problem == "no_file":
+                said = Refusal("Choose a file to add, then Upload.", said.technical)
+            elif isinstance(problem, UnsafeFile) and received.size == 0:
+                said = Refusal(
+                    "The file you chose is empty: nothing was added. Choose the file again.",
+                    said.technical,
+                )
+            return redirect(link.files(), _Said("refused", said.words, technical=said.technical))
+        if isinstance(outcome, Proposed):
+            said = _Said("proposed", "Kept as a proposal: someone decides whether to add it.")
+            return redirect(link.files(), said)
+        _, manifest = await files.manifest(ws, outcome.artifact_id)
+        said = _Said(
+            "applied",
+            f"Added {manifest.name}, {kind_name(manifest.content.media_type)}, as version 1.",
+        )
+        return redirect(link.file(outcome.artifact_id), said)
 
     @router.post("/workspaces/{workspace_id}/files/{artifact_id}/check-out")
     async def check_out(request: Request, artifact_id: str, ws: Workspace = current) -> Response:
@@ -860,7 +945,17 @@ def portal_router(
                     raise
                 # Decided already, by this form posted again or by someone else.
                 return _Said("info", f"This proposal was {done[0].status} already.")
-            outcome = await ws.commit(RespondToProposal(proposal_id=proposal_id, decision=decision))
+            try:
+                outcome = await ws.commit(
+                    RespondToProposal(proposal_id=proposal_id, decision=decision)
+                )
+            except Forbidden as problem:
+                why = why_not_decide(ws.actor, await ws.proposal(proposal_id))
+                if not why:
+                    raise
+                # The author rule, in the words the page shows where Accept would be.
+                said = f"{why[0].upper()}{why[1:]}. Nothing was decided."
+                return _Said("refused", said, technical=for_people(problem).technical)
             return _Said(
                 "applied",
                 f"Accepted: the file is now version {outcome.model_dump().get('version')}."

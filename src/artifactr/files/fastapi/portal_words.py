@@ -9,6 +9,9 @@ Pure functions of their arguments, for :mod:`artifactr.files.fastapi.portal`'s t
   reason, as the API gives it, is kept beside it.
 - :func:`changed_words` marks the words that differ between a removed paragraph and the one
   added in its place; a paragraph past :data:`MAX_WORDS` words is not marked.
+- :func:`upload_refusal` says an upload's refusal for a person adding a file on the file list.
+- :func:`why_not_decide` says why a person may not accept or reject a proposal, asking
+  artifactr's own rule (its author, or anyone acting for them, may not; ADR-0035).
 - :func:`kind_rows` lays a workbook's or a deck's changes out as the diff page's tables: each
   cell by its sheet and address with its value before and after, and each slide with what
   happened to it and its text, the changed words marked.
@@ -16,13 +19,25 @@ Pure functions of their arguments, for :mod:`artifactr.files.fastapi.portal`'s t
 
 import difflib
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from datetime import datetime, tzinfo
 from typing import Final
 
-from artifactr.core import Rejection
+from artifactr.core import (
+    Actor,
+    ExternalAgentActor,
+    Forbidden,
+    Proposal,
+    Rejection,
+    RespondToProposal,
+    State,
+    ValidationFailed,
+    commit,
+)
 
 from artifactr.files.core.errors import AppFailure, FileTooLarge, NotEnabled, UnsafeFile
+from artifactr.files.core.formats import kind_name
 from artifactr.files.native.diff import KindChange, KindDiff
 
 MAX_WORDS: Final = 2_000
@@ -84,10 +99,38 @@ def for_people(problem: Rejection | AppFailure) -> Refusal:
     return Refusal(_words(problem), technical)
 
 
+def kinds_taken(formats: Collection[str]) -> str:
+    """Return the kinds a portal takes, in words: "a Word document (.docx) or ..."."""
+    return " or ".join(kind_name(media) for media in sorted(formats))
+
+
+def upload_refusal(problem: Rejection | AppFailure, formats: Collection[str]) -> Refusal:
+    """Return an upload's refusal said for a person adding a file, the API's reason beside it.
+
+    ``formats`` are the media types the service takes, said as the kinds to choose instead.
+    """
+    said = for_people(problem)
+    instead = f"Nothing was added: choose {kinds_taken(formats)}."
+    if isinstance(problem, FileTooLarge):
+        words = f"That file is too large: this takes files up to {_mib(problem.limit)} MiB."
+    elif isinstance(problem, UnsafeFile):
+        words = "That file isn't one this can read: it may be another kind of file, or damaged."
+    elif isinstance(problem, ValidationFailed):
+        found = [str(e["msg"]) for e in problem.errors if isinstance(e, dict) and "msg" in e]
+        words = f"That file can't be added: {'; '.join(found) or problem}."
+    else:
+        return said
+    return Refusal(f"{words} {instead}", said.technical)
+
+
+def _mib(size: int) -> int:
+    return size // (1024 * 1024)
+
+
 def _words(problem: Rejection | AppFailure) -> str:
     if isinstance(problem, FileTooLarge):
         return (
-            f"That file is too large: this takes files up to {problem.limit // (1024 * 1024)} MiB. "
+            f"That file is too large: this takes files up to {_mib(problem.limit)} MiB. "
             "Check in the document you downloaded, without large pictures or attachments added."
         )
     if isinstance(problem, UnsafeFile):
@@ -129,6 +172,42 @@ def _by_code(problem: Rejection) -> str:
                 "That didn't work, and nothing was changed. The page shows how things stand "
                 "now; try again, or ask for help with the technical reason below."
             )
+
+
+MAY_NOT_DECIDE: Final = "you may not decide proposals on this file"
+"""Why a person whom the workspace refuses the decision may not decide."""
+
+YOURS: Final = "yours: someone else decides"
+"""Why a proposal's author may not decide it."""
+
+YOUR_ASSISTANT: Final = "someone other than you decides what your assistant proposed"
+"""Why a person may not decide what their own MCP client proposed for them."""
+
+SOMEONE_ELSE: Final = "someone other than its author decides"
+"""Why anyone else artifactr counts as the author (acting for them) may not decide."""
+
+
+def why_not_decide(actor: Actor, proposal: Proposal) -> str:
+    """Return why artifactr refuses ``actor`` a decision on a pending proposal, or "" if it won't.
+
+    The rule is artifactr's own, asked rather than copied: a rejection is decided on the proposal
+    alone by :func:`artifactr.core.commit`, which is pure (nothing is stored), and its
+    ``Forbidden`` is the author rule. That rule looks through ``on_behalf_of``: a person may not
+    decide what they proposed, nor what their own MCP client (an ``ExternalAgentActor`` acting
+    for them) proposed, which is them; a thread's agent (an ``AgentActor`` run for them) is not
+    them, so a person decides what their own agent proposed.
+    """
+    respond = RespondToProposal(proposal_id=proposal.id, decision="reject")
+    try:
+        commit(respond, State(proposals={proposal.id: proposal}), actor=actor)
+    except Forbidden:
+        author = proposal.proposed_by
+        if author.participant == actor.participant:
+            return YOURS
+        if isinstance(author, ExternalAgentActor):
+            return YOUR_ASSISTANT
+        return SOMEONE_ELSE
+    return ""
 
 
 @dataclass(frozen=True)

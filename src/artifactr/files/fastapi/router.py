@@ -19,7 +19,7 @@ strong ``ETag``. Refusals answer as :func:`~artifactr.files.fastapi.http_answers
 the diff routes are :mod:`~artifactr.files.fastapi.diffs`'.
 """
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import datetime
 from typing import Annotated, Any, Final, Literal
 from urllib.parse import quote
@@ -249,13 +249,7 @@ def files_router(
         A person's upload creates it (201, with a ``Location`` to download it); an agent's is a
         proposal (202). A file with neither name is refused (422).
         """
-
-        async def uploaded() -> Applied | Proposed:
-            body = await read_body(request, accept=files.formats)
-            named = name or body.filename or ""
-            return await files.upload(ws, named, body.chunks, media_type=body.media_type)
-
-        outcome = await or_http(uploaded())
+        outcome = await or_http(upload_from(request, files, ws, name))
         if isinstance(outcome, Proposed):
             response.status_code = 202
             return Uploaded(status="proposed", proposal_id=outcome.proposal_id)
@@ -464,6 +458,31 @@ def files_router(
 
 
 # ─── helpers ──────────────────────────────────────────────────────────────────
+
+
+async def upload_from(
+    request: Request,
+    files: NativeFiles,
+    ws: Workspace,
+    name: str | None = None,
+    *,
+    passing: Callable[[AsyncIterator[bytes]], AsyncIterator[bytes]] | None = None,
+) -> Applied | Proposed:
+    """Upload the file a request sends, raw or in a form, as the files router and portal do.
+
+    It is named ``name`` or the form's filename; its kind is read from its content, and a type
+    the request declares must agree with it. ``passing`` sees the file's bytes on their way
+    (the portal counts them, to tell an empty file from a bad one).
+
+    Raises:
+        Rejection: As :func:`~artifactr.files.fastapi.bodies.read_body` and
+            :meth:`NativeFiles.upload <artifactr.files.native.upload.Upload.upload>` refuse.
+        AppFailure: If the app can't read it.
+    """
+    body = await read_body(request, accept=files.formats)
+    named = name or body.filename or ""
+    chunks = body.chunks if passing is None else passing(body.chunks)
+    return await files.upload(ws, named, chunks, media_type=body.media_type)
 
 
 def content_disposition(name: str) -> str:

@@ -36,8 +36,11 @@ Collabora's own contract is kept: its ``X-COOL-WOPI-Timestamp`` (or ``X-LOOL-``)
 ``LastModifiedTime`` it loaded, and a save after someone else's revision is kept as a proposal
 and answered 409 ``{"COOLStatusCode": 1010}``; a save answers ``{"LastModifiedTime": ...}``;
 ``IsModifiedByUser``, ``IsAutosave`` and ``IsExitSave`` go into the revision's summary.
-``LastModifiedTime`` is a stamp of the version, not a wall-clock time (ADR-0016): artifactr
-keeps no time per revision, and editors only compare it.
+``LastModifiedTime`` is when the version was made, as the workspace's log says, to the second,
+with the version as its microseconds (ADR-0035): editors show it as the file's date, and it is
+strictly increasing across versions (a later version is made no earlier, and its microseconds
+are larger) and reads back as the version Collabora loaded. Where the person may not read the
+log, it is the version as seconds after 2000, as it was before (ADR-0016).
 """
 
 import base64
@@ -74,7 +77,11 @@ PREFIX: Final = "/wopi/files"
 """Where the router's routes are: a file's ``WOPISrc`` is ``<base>/wopi/files/<artifact id>``."""
 
 STAMP_EPOCH: Final = datetime(2000, 1, 1, tzinfo=UTC)
-"""Where version stamps begin: version ``n`` is stamped ``n`` seconds after it."""
+"""Where version stamps without a time begin: version ``n`` is ``n`` seconds after it."""
+
+STAMPED_VERSIONS: Final = 1_000_000
+"""How many versions a stamp's microseconds tell apart: past them a stamp reads back as an older
+version, so a save is kept as a proposal (never lost), and stamps within one second repeat."""
 
 UNSUPPORTED: Final = frozenset(
     {
@@ -139,9 +146,15 @@ class EditorLaunch:
     """``edit`` or ``view``: what the person may do."""
 
 
-def version_stamp(version: int) -> str:
-    """Return a version's ``LastModifiedTime``: a stamp that changes with every version."""
-    return rfc3339(STAMP_EPOCH + timedelta(seconds=version))
+def version_stamp(version: int, made: datetime | None = None) -> str:
+    """Return a version's ``LastModifiedTime``: when it was ``made``, the version in microseconds.
+
+    Strictly increasing across versions as their times are; without a time, the version as
+    seconds after :data:`STAMP_EPOCH`, its microseconds the version too.
+    """
+    moment = STAMP_EPOCH + timedelta(seconds=version) if made is None else made
+    second = moment.astimezone(UTC).replace(microsecond=0)
+    return rfc3339(second + timedelta(microseconds=version % STAMPED_VERSIONS))
 
 
 def stamped_version(stamp: str) -> int:
@@ -150,10 +163,7 @@ def stamped_version(stamp: str) -> int:
         moment = datetime.fromisoformat(stamp.strip())
     except ValueError:
         return 0
-    if moment.tzinfo is None:
-        return 0
-    seconds = (moment - STAMP_EPOCH).total_seconds()
-    return int(seconds) if seconds >= 1 and seconds == int(seconds) else 0
+    return moment.microsecond if moment.tzinfo is not None else 0
 
 
 def wopi_src(base_url: str, artifact_id: str) -> str:
@@ -322,6 +332,14 @@ def wopi_router(files: NativeFiles, workspaces: Workspaces, settings: WopiSettin
         ws = await workspaces.open(grant.tenant_id, grant.workspace_id, actor=grant.person)
         return ws, grant
 
+    async def stamp_of(ws: Workspace, artifact_id: str, version: int) -> str:
+        """Return the version's ``LastModifiedTime``: when the log says it was made."""
+        try:
+            made = await files.history.made(ws, {artifact_id: version})
+        except Forbidden:
+            return version_stamp(version)  # the log is not theirs to read: no time
+        return version_stamp(version, made.get(artifact_id, (None, None))[1])
+
     async def version_of(ws: Workspace, artifact_id: str) -> dict[str, str]:
         version, _ = await files.manifest(ws, artifact_id)
         return {"X-WOPI-ItemVersion": str(version)}
@@ -334,7 +352,9 @@ def wopi_router(files: NativeFiles, workspaces: Workspaces, settings: WopiSettin
             ws, grant = await opened(request, file_id, access_token)
             version, head = await files.manifest(ws, file_id)
             writable = await may_write(files, ws, file_id)
-            return JSONResponse(_file_info(settings, ws, grant, version, head, writable))
+            info = _file_info(settings, ws, grant, version, head, writable)
+            info["LastModifiedTime"] = await stamp_of(ws, file_id, version)
+            return JSONResponse(info)
 
         return await _answered(work)
 
@@ -406,7 +426,8 @@ def wopi_router(files: NativeFiles, workspaces: Workspaces, settings: WopiSettin
                 if stamp is not None:
                     body["COOLStatusCode"] = 1010
                 return JSONResponse(body, status_code=409, headers=headers)
-            return JSONResponse({"LastModifiedTime": version_stamp(version)}, headers=headers)
+            made = await stamp_of(ws, file_id, version)
+            return JSONResponse({"LastModifiedTime": made}, headers=headers)
 
         return await _answered(work)
 
@@ -433,15 +454,16 @@ def wopi_router(files: NativeFiles, workspaces: Workspaces, settings: WopiSettin
             if lock is None:
                 raise _Answer(400, body={"detail": {"type": "missing_lock"}})
             ttl = settings.lock_ttl
+            # Each answers the head version it read first: nothing is read again (ADR-0034).
             if operation == "LOCK" and old_lock is not None:
-                await files.relock(ws, file_id, old=old_lock, new=lock, ttl=ttl)
+                held = await files.relocked(ws, file_id, old=old_lock, new=lock, ttl=ttl)
             elif operation == "LOCK":
-                await files.lock(ws, file_id, lock=lock, ttl=ttl)
+                held = await files.locked(ws, file_id, lock=lock, ttl=ttl)
             elif operation == "REFRESH_LOCK":
-                await files.refresh(ws, file_id, lock=lock, ttl=ttl)
+                held = await files.refreshed(ws, file_id, lock=lock, ttl=ttl)
             else:
-                await files.unlock(ws, file_id, lock=lock)
-            return Response(headers=await version_of(ws, file_id))
+                held = await files.unlocked(ws, file_id, lock=lock)
+            return Response(headers={"X-WOPI-ItemVersion": str(held.version)})
 
         return await _answered(work)
 

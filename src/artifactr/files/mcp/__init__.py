@@ -93,7 +93,7 @@ def add_native_file_tools(
     ) -> str:
         with _answered():
             ws = await opened(ctx, workspace_id)
-            return await operations.list_files(ws, start)
+            return await operations.list_files(ws, files, start)
 
     _add(server, list_files, words, _READS)
     words = wording.READ_NATIVE

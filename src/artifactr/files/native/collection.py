@@ -36,9 +36,11 @@ class Collection(ServiceBase):
         if (await ws.hidden()).artifacts:
             raise Forbidden("collect must run as an actor that sees every artifact")
         referenced: set[tuple[str, str]] = set()
-        for artifact in await ws.artifacts(NativeFile, include_archived=True):
-            for revision in await ws.revisions(artifact.id):
-                referenced |= {(artifact.id, sha) for sha in _digests(revision.data)}
+        listed = [a.id for a in await ws.artifacts(NativeFile, include_archived=True)]
+        # The files' revisions a batch of files a statement (issue 41), not a read per file.
+        for artifact_id, revisions in (await self.history.revisions(ws, listed)).items():
+            for revision in revisions:
+                referenced |= {(artifact_id, sha) for sha in _digests(revision.data)}
         for proposal in await ws.proposals():
             change = proposal.change.model_dump(mode="json")
             referenced |= {(proposal.artifact_id, sha) for sha in _digests(change)}

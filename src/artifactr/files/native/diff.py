@@ -391,7 +391,18 @@ def _slides(text: str) -> list[tuple[str, str]]:
     return slides
 
 
-def _slide_changes(old: list[tuple[str, str]], new: list[tuple[str, str]]) -> list[KindChange]:
+def slide_pairs(before: str, after: str) -> dict[int, int]:
+    """Return which slide of a deck's second text is which of its first, as {old: new} from 1.
+
+    Slides are paired by identity as their text tells it: the same text first, then the same
+    title, then the same rest of the text (a slide retitled); an inserted slide pairs with none,
+    so the slides after it keep their partners.
+    """
+    pairs = _pairs(_slides(before), _slides(after))
+    return {old + 1: new + 1 for old, new in pairs.items()}
+
+
+def _pairs(old: list[tuple[str, str]], new: list[tuple[str, str]]) -> dict[int, int]:
     # Pairs (old index, new index): the same text first, then the same title, then the same
     # rest of the text; a slide of a title alone has no rest to match (a new object is unequal).
     pairs: dict[int, int] = {}
@@ -409,6 +420,11 @@ def _slide_changes(old: list[tuple[str, str]], new: list[tuple[str, str]]) -> li
             if found is not None:
                 pairs[found] = new_index
                 free.remove(found)
+    return pairs
+
+
+def _slide_changes(old: list[tuple[str, str]], new: list[tuple[str, str]]) -> list[KindChange]:
+    pairs = _pairs(old, new)
     kept = _in_order(sorted(pairs.items(), key=lambda pair: pair[1]))
     changes: list[KindChange] = []
     for old_index, slide in enumerate(old):
@@ -488,6 +504,9 @@ class ChangedPage(BaseModel):
     """Whether the first side has it."""
     after: bool
     """Whether the second side has it."""
+    before_page: int | None = None
+    """The first side's page it is compared with, where that is another number (a deck's slide
+    moved, or after a slide inserted or removed); None for the same number."""
     region: Region | None = None
     """Where the two renders differ, in the renders' pixels: the box around every differing
     pixel, for the first :data:`MAX_REGIONS` pages both sides have; None for the others."""
@@ -560,6 +579,86 @@ async def changed_pages(
     return changed, compared
 
 
+async def paired_pages(
+    before: tuple[int, Callable[[int], Pages]],
+    after: tuple[int, Callable[[int], Pages]],
+    pairs: dict[int, int],
+    *,
+    limit: int = MAX_PAGES,
+) -> tuple[list[ChangedPage], int]:
+    """Return the pages whose renders differ, a page compared with its partner in ``pairs``.
+
+    ``pairs`` says which page of the second side is which of the first ({old: new}, from 1),
+    as :func:`slide_pairs` pairs a deck's slides: a page with no partner was added or removed,
+    whatever its renders. Each side is its page count and how to render its pages up to a last.
+    Both sides are read once for their digests, one page at a time; the first
+    :data:`MAX_REGIONS` pairs that differ are read again for their regions (through the render
+    cache), holding those pages of the first side at most.
+    """
+    (old_count, old_render), (new_count, new_render) = before, after
+    old_last, new_last = min(old_count, limit), min(new_count, limit)
+    old_digests = await _digests(old_render(old_last))
+    new_digests = await _digests(new_render(new_last))
+    paired = {
+        new: old
+        for old, new in pairs.items()
+        if old <= old_last and new <= new_last and old_digests[old - 1] != new_digests[new - 1]
+    }
+    regions = await _regions(old_render, new_render, sorted(paired.items())[:MAX_REGIONS])
+    partners = {new for old, new in pairs.items() if old <= old_last}
+    changed = [
+        ChangedPage(page=old, before=True, after=False)
+        for old in range(1, old_last + 1)
+        if pairs.get(old, new_last + 1) > new_last
+    ]
+    for page in range(1, new_last + 1):
+        if page not in partners:
+            changed.append(ChangedPage(page=page, before=False, after=True))
+        elif page in paired:
+            moved = paired[page] if paired[page] != page else None
+            changed.append(
+                ChangedPage(
+                    page=page, before=True, after=True, before_page=moved, region=regions.get(page)
+                )
+            )
+    changed.sort(key=lambda found: (found.page, found.after))
+    return changed, max(old_last, new_last)
+
+
+async def _digests(pages: Pages) -> list[str]:
+    async with aclosing(pages):
+        return [_digest(png) async for png in pages]
+
+
+async def _regions(
+    old_render: Callable[[int], Pages],
+    new_render: Callable[[int], Pages],
+    wanted: list[tuple[int, int]],
+) -> dict[int, Region | None]:
+    """Return the regions of pairs ({new: old} items) of pages, by their second side's page."""
+    if not wanted:
+        return {}
+    needed = {old for _, old in wanted}
+    async with aclosing(old_render(max(needed))) as pages:
+        kept = {number: png async for number, png in _numbered(pages) if number in needed}
+    regions: dict[int, Region | None] = {}
+    partner = dict(wanted)
+    async with aclosing(new_render(max(partner))) as pages:
+        async for number, png in _numbered(pages):
+            if number in partner:
+                regions[number] = await asyncio.to_thread(
+                    changed_region, kept[partner[number]], png
+                )
+    return regions
+
+
+async def _numbered(pages: Pages) -> AsyncGenerator[tuple[int, bytes]]:
+    number = 0
+    async for png in pages:
+        number += 1
+        yield number, png
+
+
 def _digest(png: bytes) -> str:
     return hashlib.sha256(png).hexdigest()
 
@@ -580,16 +679,26 @@ async def _compare(
     """Return the text, review and page diffs of two sides, and whether pages were cut.
 
     The last item is what changed in the kind's own terms (a workbook's cells, a deck's slides).
-    Sides with the same content (``same``) have the same pages, so none is rendered.
+    Sides with the same content (``same``) have the same pages, so none is rendered. A deck's
+    pages are its slides, each compared with the slide it is (:func:`slide_pairs`), not the one
+    at its number: a slide inserted marks that slide alone.
     """
     old_text, new_text = await old.text(), await new.text()
     text = text_diff(old_text, new_text, limits=bound)
     review = review_diff(await old.review(), await new.review(), limits=bound)
     old_count, new_count = (0, 0) if same else (old.pages or 0, new.pages or 0)
-    last = min(old_count, new_count, bound.pages)
-    pages, compared = await changed_pages(
-        (old_count, old.render(last)), (new_count, new.render(last)), limit=bound.pages
-    )
+    if issubclass(kind, Presentation):
+        pages, compared = await paired_pages(
+            (old_count, old.render),
+            (new_count, new.render),
+            slide_pairs(old_text, new_text),
+            limit=bound.pages,
+        )
+    else:
+        last = min(old_count, new_count, bound.pages)
+        pages, compared = await changed_pages(
+            (old_count, old.render(last)), (new_count, new.render(last)), limit=bound.pages
+        )
     truncated = max(old.pages or 0, new.pages or 0) > bound.pages and not same
     changes = kind_diff(kind, old_text, new_text, limits=bound)
     return text, review, pages, compared, truncated, changes

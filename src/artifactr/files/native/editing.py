@@ -32,12 +32,19 @@ lock (the caller may edit, or it would have been refused first); a WebDAV token 
 No save is lost: a save under a lock whose session ended (unlocked, discarded from the portal,
 or taken over after its lease lapsed) is kept as a proposal against the head, saying who ended
 the session; one whose lease lapsed with no one else holding the file takes it up again.
+
+What each operation costs (ADR-0034): the head read through the workspace (which the answer's
+version comes from) and the edit right, each asked once, then the session's record, its lease
+and its expiry read and written in one transaction (:meth:`~.checkouts.Checkouts.together`).
+:meth:`Editing.locked`, :meth:`Editing.refreshed`, :meth:`Editing.unlocked` and
+:meth:`Editing.relocked` answer the check-out with that version (:class:`Held`), so an editor's
+router reads nothing again to answer.
 """
 
 import asyncio
 from collections.abc import AsyncIterable
 from datetime import timedelta
-from typing import ClassVar, Final, override
+from typing import ClassVar, Final, NamedTuple, override
 
 from artifactr.core import ValidationFailed, new_id
 from artifactr.workspace import Access, Scope, Workspace
@@ -47,13 +54,7 @@ from artifactr.files.core import log
 from artifactr.files.core.checkouts import Checkout, Outcome, holder_of
 from artifactr.files.core.errors import NotEnabled
 from artifactr.files.core.fingerprint import fingerprint
-from artifactr.files.core.leases import (
-    EDIT_ACTION,
-    ArtifactBusy,
-    ArtifactLease,
-    hold_artifact,
-    scope_of,
-)
+from artifactr.files.core.leases import EDIT_ACTION, ArtifactBusy, ArtifactLease, scope_of
 from artifactr.files.core.manifests import NativeFile, clean_text
 from artifactr.files.core.visibility import visible
 from artifactr.files.native.checkin import CheckedIn, CheckIn
@@ -105,13 +106,38 @@ class LockMismatch(ArtifactBusy):
         return {**super().details(), "lock": self.lock}
 
 
+class Held(NamedTuple):
+    """What a lock operation leaves: the session's check-out, and the file's head version."""
+
+    checkout: Checkout
+    """The check-out as it stands after the operation."""
+    version: int
+    """The head version, read as the operation began (an editor's ``X-WOPI-ItemVersion``)."""
+
+
+class _Lost(NamedTuple):
+    """A renewal that lost: to another holder (``busy``, with the lease read), or to its end."""
+
+    busy: bool
+    lease: ArtifactLease | None
+
+
 class Editing(CheckIn):
     """The part of the service that holds an editor's lock as a check-out and saves under it."""
 
-    @log.logged("locked")
     async def lock(
         self, ws: Workspace, artifact_id: str, *, lock: str, ttl: timedelta = EDITOR_TTL
     ) -> Checkout:
+        """Hold the file for an editor's session under ``lock``; the same lock again refreshes.
+
+        :meth:`locked`'s check-out; see it.
+        """
+        return (await self.locked(ws, artifact_id, lock=lock, ttl=ttl)).checkout
+
+    @log.logged("locked")
+    async def locked(
+        self, ws: Workspace, artifact_id: str, *, lock: str, ttl: timedelta = EDITOR_TTL
+    ) -> Held:
         """Hold the file for an editor's session under ``lock``; the same lock again refreshes.
 
         Raises:
@@ -123,28 +149,34 @@ class Editing(CheckIn):
             ArtifactBusy: If a person's check-out or an agent's edit holds it.
         """
         _check_lock(lock)
-        await visible(ws, NativeFile, artifact_id)
-        await _may_edit(ws, artifact_id)
+        version = await self._asked(ws, artifact_id)
         await self._require_enabled(ws)
         scope = scope_of(ws)
-        if personal_lock(lock):
-            # A WebDAV token stays its taker's after their session ends: no one else takes it.
-            former = await self.checkouts.with_lock(scope, artifact_id, lock)
-            if former is not None and not _own(former, ws):
-                raise LockMismatch(artifact_id, await self.leases.current(scope, artifact_id), None)
-        for record in await self.checkouts.open_on(scope, artifact_id):
-            # Another's session under the same lock (never a WebDAV token: refused above) is
-            # joined; one the actor may not use is left to the lease, which refuses as busy.
-            if record.lock == lock and _usable(record, ws):
-                _joined(ws, record)
-                return await self._renew(ws, record, ttl)
+        renewed: Checkout | _Lost | None = None
+        async with self.checkouts.together(scope):
+            if personal_lock(lock):
+                # A WebDAV token stays its taker's after their session ends: no one else takes it.
+                former = await self.checkouts.with_lock(scope, artifact_id, lock)
+                if former is not None and not _own(former, ws):
+                    lease = await self.leases.current(scope, artifact_id)
+                    raise LockMismatch(artifact_id, lease, None)
+            for record in await self.checkouts.open_on(scope, artifact_id):
+                # Another's session under the same lock (never a WebDAV token: refused above) is
+                # joined; one the actor may not use is left to the lease, which refuses as busy.
+                if record.lock == lock and _usable(record, ws):
+                    _joined(ws, record)
+                    renewed = await self._extended(scope, record, ttl)
+                    break
+        if renewed is not None:
+            return Held(await self._renewed(scope, artifact_id, renewed), version)
         checkout_id = new_id("co")
-        try:
-            lease = await hold_artifact(
-                ws, self.leases, artifact_id, holder=holder_of(checkout_id, ws.actor), ttl=ttl
+        holder = holder_of(checkout_id, ws.actor)
+        # The edit right was asked above: the lease is taken without asking it again.
+        lease = await self.leases.acquire(scope, artifact_id, holder, ttl)
+        if lease is None:
+            raise await self._busy(
+                scope, artifact_id, await self.leases.current(scope, artifact_id)
             )
-        except ArtifactBusy as busy:
-            raise await self._busy(scope, artifact_id, busy.lease) from None
         # The lease is held: the head read now is the base no one can move but this session.
         try:
             version, head = await self.manifest(ws, artifact_id)
@@ -157,17 +189,24 @@ class Editing(CheckIn):
                 expires_at=lease.expires_at,
                 lock=lock,
             )
-            await self._end_lapsed(ws, artifact_id)
-            await self.checkouts.add(scope, record)
+            async with self.checkouts.together(scope):
+                await self._end_lapsed(ws, artifact_id)
+                await self.checkouts.add(scope, record)
         except BaseException:
-            await self.leases.release(scope, artifact_id, holder_of(checkout_id, ws.actor))
+            await self.leases.release(scope, artifact_id, holder)
             raise
-        return record
+        return Held(record, version)
 
-    @log.logged("lock_refreshed")
     async def refresh(
         self, ws: Workspace, artifact_id: str, *, lock: str, ttl: timedelta = EDITOR_TTL
     ) -> Checkout:
+        """Renew the session ``lock`` holds for ``ttl`` from now: :meth:`refreshed`'s check-out."""
+        return (await self.refreshed(ws, artifact_id, lock=lock, ttl=ttl)).checkout
+
+    @log.logged("lock_refreshed")
+    async def refreshed(
+        self, ws: Workspace, artifact_id: str, *, lock: str, ttl: timedelta = EDITOR_TTL
+    ) -> Held:
         """Renew the session ``lock`` holds for ``ttl`` from now.
 
         Raises:
@@ -176,9 +215,13 @@ class Editing(CheckIn):
             Forbidden: If the actor may not edit it.
             LockMismatch: If ``lock`` doesn't hold the file (another does, or none).
         """
-        record = await self._session(ws, artifact_id, lock)
+        version = await self._asked(ws, artifact_id)
         await self._require_enabled(ws)
-        return await self._renew(ws, record, ttl)
+        scope = scope_of(ws)
+        async with self.checkouts.together(scope):
+            record = await self._named(ws, artifact_id, lock)
+            renewed = await self._extended(scope, record, ttl)
+        return Held(await self._renewed(scope, artifact_id, renewed), version)
 
     async def current_lock(
         self, ws: Workspace, artifact_id: str, *, personal: bool = True
@@ -193,17 +236,22 @@ class Editing(CheckIn):
             NotFound: If the artifact is missing or hidden.
             Forbidden: If the actor may not edit it: a viewer is shown no lock.
         """
-        await visible(ws, NativeFile, artifact_id)
-        await _may_edit(ws, artifact_id, letting_go=True)
-        _, record = await self._holding(scope_of(ws), artifact_id)
+        await self._asked(ws, artifact_id, letting_go=True)
+        scope = scope_of(ws)
+        async with self.checkouts.together(scope):
+            _, record = await self._holding(scope, artifact_id)
         if record is None or record.lock is None:
             return None
         if _shown(record) is not None or (personal and _own(record, ws)):
             return record.lock
         return None
 
-    @log.logged("unlocked")
     async def unlock(self, ws: Workspace, artifact_id: str, *, lock: str) -> Checkout:
+        """End the session ``lock`` holds and free the file: :meth:`unlocked`'s check-out."""
+        return (await self.unlocked(ws, artifact_id, lock=lock)).checkout
+
+    @log.logged("unlocked")
+    async def unlocked(self, ws: Workspace, artifact_id: str, *, lock: str) -> Held:
         """End the session ``lock`` holds and free the file; return the record as it ended.
 
         A session whose saves committed or were proposed ends checked in; one with none ends
@@ -214,15 +262,17 @@ class Editing(CheckIn):
             Forbidden: If the actor may not edit it.
             LockMismatch: If ``lock`` doesn't hold the file (another does, or none).
         """
-        record = await self._session(ws, artifact_id, lock, letting_go=True)
+        version = await self._asked(ws, artifact_id, letting_go=True)
         scope = scope_of(ws)
-        state = "discarded" if record.outcome is None else "checked_in"
-        # The record ends first, then the lease goes: a refresh in between sees it ended.
-        ended = await self.checkouts.end(scope, record.id, state, by=ws.actor, at=self._clock())
-        await self.leases.release(scope, artifact_id, record.holder)
-        return ended or record
+        async with self.checkouts.together(scope):
+            record = await self._named(ws, artifact_id, lock)
+            state = "discarded" if record.outcome is None else "checked_in"
+            # The record ends first, then the lease goes: a refresh in between sees it ended.
+            at = self._clock()
+            ended = await self.checkouts.end(scope, record.id, state, by=ws.actor, at=at)
+            await self.leases.release(scope, artifact_id, record.holder)
+        return Held(ended or record, version)
 
-    @log.logged("relocked")
     async def relock(
         self,
         ws: Workspace,
@@ -232,6 +282,19 @@ class Editing(CheckIn):
         new: str,
         ttl: timedelta = EDITOR_TTL,
     ) -> Checkout:
+        """Swap the session's lock ``old`` for ``new``: :meth:`relocked`'s check-out."""
+        return (await self.relocked(ws, artifact_id, old=old, new=new, ttl=ttl)).checkout
+
+    @log.logged("relocked")
+    async def relocked(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        *,
+        old: str,
+        new: str,
+        ttl: timedelta = EDITOR_TTL,
+    ) -> Held:
         """Swap the session's lock ``old`` for ``new``, and renew it for ``ttl``.
 
         Raises:
@@ -242,12 +305,18 @@ class Editing(CheckIn):
             LockMismatch: If ``old`` doesn't hold the file (another lock does, or none).
         """
         _check_lock(new)
-        record = await self._session(ws, artifact_id, old)
+        version = await self._asked(ws, artifact_id)
         await self._require_enabled(ws)
         scope = scope_of(ws)
-        if not await self.checkouts.relock(scope, record.id, old, new):
+        renewed: Checkout | _Lost | None = None
+        async with self.checkouts.together(scope):
+            record = await self._named(ws, artifact_id, old)
+            if await self.checkouts.relock(scope, record.id, old, new):
+                moved = record.model_copy(update={"lock": new})
+                renewed = await self._extended(scope, moved, ttl)
+        if renewed is None:
             raise await self._mismatch(scope, artifact_id)
-        return await self._renew(ws, record.model_copy(update={"lock": new}), ttl)
+        return Held(await self._renewed(scope, artifact_id, renewed), version)
 
     @log.logged("saved")
     async def save(
@@ -335,18 +404,31 @@ class Editing(CheckIn):
         lease = await self.leases.current(scope, record.artifact_id)
         return lease is not None and lease.holder == record.holder
 
-    async def _session(
-        self, ws: Workspace, artifact_id: str, lock: str, *, letting_go: bool = False
-    ) -> Checkout:
+    async def _asked(self, ws: Workspace, artifact_id: str, *, letting_go: bool = False) -> int:
+        """Read the file's head through the workspace and ask the edit right; return the version.
+
+        Asked first, before anything of the session is read: a viewer learns nothing and
+        changes nothing. ``letting_go`` lets it pass while the app is off.
+        """
+        head = await visible(ws, NativeFile, artifact_id)
+        await _may_edit(ws, artifact_id, letting_go=letting_go)
+        return head.version
+
+    async def _session(self, ws: Workspace, artifact_id: str, lock: str) -> Checkout:
         """Return the open check-out whose lock ``lock`` is and whose lease holds the file.
 
-        The edit right is asked first, before anything of the session is read: a viewer learns
-        nothing and changes nothing. ``letting_go`` lets it pass while the app is off.
+        The edit right is asked first (:meth:`_asked`), then the session read in one go.
         """
-        await visible(ws, NativeFile, artifact_id)
-        await _may_edit(ws, artifact_id, letting_go=letting_go)
-        scope = scope_of(ws)
-        lease, record = await self._holding(scope, artifact_id)
+        await self._asked(ws, artifact_id)
+        async with self.checkouts.together(scope_of(ws)):
+            return await self._named(ws, artifact_id, lock)
+
+    async def _named(self, ws: Workspace, artifact_id: str, lock: str) -> Checkout:
+        """Return the session ``lock`` names, live: the edit right must have been asked.
+
+        Reads leases and check-outs only, so it runs inside a ``together`` block.
+        """
+        lease, record = await self._holding(scope_of(ws), artifact_id)
         if record is None or record.lock != lock or not _usable(record, ws):
             raise LockMismatch(artifact_id, lease, _shown(record))
         _joined(ws, record)
@@ -396,27 +478,46 @@ class Editing(CheckIn):
         return ArtifactBusy(artifact_id, held or lease)
 
     async def _renew(self, ws: Workspace, record: Checkout, ttl: timedelta) -> Checkout:
-        """Renew a session's lease and record for ``ttl``.
+        """Renew a session's lease and record for ``ttl``, in one transaction.
 
-        The lease is taken first, then the record extended only if it is still open: a renewal
-        that lost to an unlock lets go of the lease at once, and is refused as a mismatch.
+        The caller has asked the edit right (every operation asks it first, once).
 
         Raises:
-            Forbidden: If the actor may not edit it.
             LockMismatch: If it ended meanwhile, or its lease lapsed and another lock holds it.
             ArtifactBusy: If its lease lapsed and someone else holds the file now.
         """
         scope = scope_of(ws)
-        try:
-            lease = await hold_artifact(
-                ws, self.leases, record.artifact_id, holder=record.holder, ttl=ttl
-            )
-        except ArtifactBusy as busy:
-            raise await self._busy(scope, record.artifact_id, busy.lease) from None
+        async with self.checkouts.together(scope):
+            renewed = await self._extended(scope, record, ttl)
+        return await self._renewed(scope, record.artifact_id, renewed)
+
+    async def _extended(self, scope: Scope, record: Checkout, ttl: timedelta) -> Checkout | _Lost:
+        """Renew a session's lease, then extend its record; return it, or how it was lost.
+
+        The lease is taken first, then the record extended only if it is still open: a renewal
+        that lost to an unlock lets go of the lease at once. Leases and check-outs only, so it
+        runs inside a ``together`` block; the refusal is made after it (:meth:`_renewed`).
+        """
+        lease = await self.leases.acquire(scope, record.artifact_id, record.holder, ttl)
+        if lease is None:
+            return _Lost(busy=True, lease=await self.leases.current(scope, record.artifact_id))
         if not await self.checkouts.extend(scope, record.id, lease.expires_at):
             await self.leases.release(scope, record.artifact_id, record.holder)
-            raise await self._mismatch(scope, record.artifact_id)
+            return _Lost(busy=False, lease=None)
         return record.model_copy(update={"expires_at": lease.expires_at})
+
+    async def _renewed(self, scope: Scope, artifact_id: str, renewed: Checkout | _Lost) -> Checkout:
+        """Return a renewed session, or raise the refusal for one that was lost.
+
+        Raises:
+            LockMismatch: If it ended meanwhile, or its lease lapsed and another lock holds it.
+            ArtifactBusy: If its lease lapsed and someone else holds the file now.
+        """
+        if isinstance(renewed, Checkout):
+            return renewed
+        if renewed.busy:
+            raise await self._busy(scope, artifact_id, renewed.lease)
+        raise await self._mismatch(scope, artifact_id)
 
     async def _end_lapsed(self, ws: Workspace, artifact_id: str) -> None:
         """End the editors' sessions on a file whose lease lapsed: a new lock now holds it."""

@@ -46,7 +46,7 @@ from pydantic_ai.models.function import AgentInfo
 
 from artifactr.files.agent.tools import native_file_tools
 from artifactr.files.apps.fake import FakeApp
-from artifactr.files.apps.libreoffice import Availability, LibreOffice, available
+from artifactr.files.apps.libreoffice import Availability, LibreOffice, available, machine_size
 from artifactr.files.core.app_port import App, AppCommand
 from artifactr.files.core.clock import rfc3339
 from artifactr.files.core.documents import Cell, build_docx, build_pptx, build_xlsx
@@ -157,12 +157,16 @@ def pictures(parts: Sequence[ModelRequestPart]) -> list[bytes]:
 
 
 def choose_app(
-    environ: Mapping[str, str] = os.environ, office: Callable[[], Availability] = available
+    environ: Mapping[str, str] = os.environ,
+    office: Callable[[], Availability] = available,
+    pool: int | None = None,
 ) -> tuple[App, str]:
     """Return the app to run on, and a line saying which and why.
 
     WordCraft when ``WORDCRAFT_CLI`` names a binary; FakeApp when ``ARTIFACTR_FILES_APP`` is
-    ``fake``; LibreOffice when ``office()`` says it can run here; FakeApp otherwise.
+    ``fake``; LibreOffice when ``office()`` says it can run here, with ``pool`` offices started
+    ahead of its jobs (:func:`~artifactr.files.apps.libreoffice.machine_size` if None: one a
+    core, as memory allows; ADR-0033), which :func:`start_app` fills; FakeApp otherwise.
     """
     cli = environ.get("WORDCRAFT_CLI")
     if cli:
@@ -173,11 +177,27 @@ def choose_app(
         return FakeApp(), f"FakeApp ({FORCE_FAKE}=fake)"
     found = office()
     if found:
-        return LibreOffice(), f"LibreOffice (real pages, run headless; opens {found.opens})"
+        size = machine_size() if pool is None else pool
+        ahead = f"{size} office{'' if size == 1 else 's'} started ahead" if size else "no pool"
+        return LibreOffice(pool=size), (
+            f"LibreOffice (real pages, run headless; opens {found.opens}; {ahead})"
+        )
     return FakeApp(), (
         f"FakeApp (drawn pages; LibreOffice can't run here: {'; '.join(found.missing)}; "
         "or set WORDCRAFT_CLI to a wordcraft-cli binary)"
     )
+
+
+def start_app(app: App) -> None:
+    """Start the offices of a LibreOffice pool now, so no job pays a cold start (ADR-0033)."""
+    if isinstance(app, LibreOffice):
+        app.fill_pool()
+
+
+async def stop_app(app: App) -> None:
+    """Kill a LibreOffice's offices: its pool's and any still being reaped."""
+    if isinstance(app, LibreOffice):
+        await app.close()
 
 
 def source_document(corpus: Path = CORPUS) -> tuple[str, bytes]:
@@ -210,14 +230,18 @@ async def run(out: Path, say: Say = print, chosen: tuple[App, str] | None = None
     """Run the story into ``out``; return the final .docx.
 
     ``out`` gets the database, the page the agent saw (``page-1.png``) and the final .docx. The
-    app is ``chosen``, or :func:`choose_app`'s.
+    app is ``chosen``, or :func:`choose_app`'s; a LibreOffice's pool is filled first, and its
+    offices are killed at the end.
     """
+    chosen = chosen or choose_app()
+    start_app(chosen[0])
     database = await asyncio.to_thread(_fresh, out)
     engine = create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
     try:
-        return await _story(engine, out, say, chosen or choose_app())
+        return await _story(engine, out, say, chosen)
     finally:
         await engine.dispose()
+        await stop_app(chosen[0])
 
 
 def _fresh(out: Path) -> Path:

@@ -83,7 +83,7 @@ from artifactr.files.fastapi.wopi_discovery import DiscoveryCache
 from artifactr.files.fastapi.wopi_tokens import mint_access_token
 from artifactr.files.mcp import add_native_file_tools
 from artifactr.files.native import NativeFiles
-from artifactr.files.programs.demo import choose_app
+from artifactr.files.programs.demo import choose_app, start_app, stop_app
 from artifactr.files.programs.settings import (
     DATABASE_URL,
     Deployment,
@@ -314,6 +314,7 @@ def create_app(
     say: Say = _say,
     native_app: App | None = None,
     clock: Callable[[], datetime] = utc_now,
+    engine: AsyncEngine | None = None,
 ) -> FastAPI:
     """Return the app: the routers and MCP over a database, grantr deciding who may do what.
 
@@ -331,8 +332,10 @@ def create_app(
         native_app: The app that reads, edits and renders the files: FakeApp if omitted.
         clock: The time everything is stamped with and the page's "now": the wall clock if
             omitted (the browser tests fix it).
+        engine: The database to serve from instead of the deployment's (a bench's PostgreSQL
+            schema), migrated and seeded as the embedded file is, and disposed of on shutdown.
     """
-    engine = create_engine(deployment, database)
+    engine = engine or create_engine(deployment, database)
     discovery = deployment.wopi_discovery
     wopi_secret, secret = deployment.wopi_secret, deployment.secret
     wopi = WopiSettings(
@@ -407,18 +410,20 @@ def create_app(
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncGenerator[None]:
-        await grant_people(grants)
-        if deployment.shared:
-            say(f"a replica at {base_url}, on the shared database ({DATABASE_URL})")
-        else:
-            await seed()
-        say(f"serving documents, workbooks and decks ({', '.join(KINDS_SAID)})")
+        start_app(native_app)  # a LibreOffice's pool, filled before the first job (ADR-0033)
         try:
+            await grant_people(grants)
+            if deployment.shared:
+                say(f"a replica at {base_url}, on the shared database ({DATABASE_URL})")
+            else:
+                await seed()
+            say(f"serving documents, workbooks and decks ({', '.join(KINDS_SAID)})")
             async with mcp.lifespan():
                 yield
         finally:
             await runner.aclose()
             await engine.dispose()
+            await stop_app(native_app)
 
     app = FastAPI(title="artifactr.files", lifespan=lifespan)
     app.state.wopi = wopi  # what the portal's "Edit in the browser" reads (editor_launch)
@@ -569,7 +574,7 @@ def pick_app(deployment: Deployment) -> tuple[App | None, str]:
     """Return the local app and a line saying which, or None and the workers the jobs go to."""
     if deployment.worker_urls:
         return None, f"workers: {', '.join(deployment.worker_urls)}"
-    return choose_app()
+    return choose_app(pool=deployment.pool)
 
 
 def parser() -> argparse.ArgumentParser:

@@ -122,6 +122,13 @@ class Deployment(BaseSettings):
         description="the workers' app, their WORKER_APP: wordcraft or libreoffice",
     )
     """The workers' app."""
+    pool: int | None = Field(
+        default=None,
+        ge=0,
+        description="LibreOffice offices started ahead of the jobs, each for exactly one job "
+        "(0: none); one a core, as memory allows, at most 4, if unset",
+    )
+    """The local LibreOffice's pool, or None to size it from the machine (ADR-0033)."""
     secret: SecretStr | None = Field(
         default=None,
         description="signs capability links and the portal's notices (at least 32 characters); "

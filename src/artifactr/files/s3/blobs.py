@@ -48,6 +48,7 @@ from artifactr.files.s3._failures import object_missing, translated
 from artifactr.files.s3.errors import BlobDamaged, InvalidStoreUrl
 
 if TYPE_CHECKING:
+    from obstore import ObjectMeta
     from obstore.store import S3Config
 
 SINGLE_PUT = 8 << 20
@@ -56,6 +57,9 @@ PART_SIZE = 8 << 20
 """The size of one part of a multipart upload."""
 PARTS_AT_ONCE = 4
 """How many parts go up at once: with the part being cut, what a large put holds (40 MiB)."""
+READ_PIECE = CHUNK_SIZE
+"""The least a read asks the client for at a time, hashed as one piece (1 MiB: measured
+faster than 4 or 8 MiB, the hash of one piece overlapping the next one's download)."""
 STAT_AT_ONCE = 16
 """How many blobs' heads :meth:`S3Blobs.stat_many` asks the store for at once."""
 DEADLINE = 60.0
@@ -312,20 +316,40 @@ class S3Blobs:
             return None
 
     async def stat(self, scope: Scope, artifact_id: str, sha256: str) -> Blob | None:
-        """Return a blob's record, or None; see :meth:`~.blobs.Blobs.stat`."""
+        """Return a blob's record, or None; see :meth:`~.blobs.Blobs.stat`.
+
+        One listing answers it: the artifact's keys from just before the blob's, in the store's
+        (lexicographic) order, show the object with its size, then its markers, then any copy a
+        collect set aside. Only a blob the listing doesn't show is asked for again, as a read
+        asks (the listing may have passed the object before a collect put it back).
+        """
         key = self._key(scope, artifact_id, sha256)
+        size: int | None = None
+        markers: dict[str, int] = {}
         async with translated(self._bucket):
-            try:
-                meta, markers = await asyncio.gather(
-                    self._found(key, lambda at: obstore.head_async(self._store, at)),
-                    self._markers(key),
-                )
-            except FileNotFoundError as missing:
-                object_missing(missing, self._bucket)
-                return None
+            async for page in obstore.list(
+                self._store, prefix=key.rsplit("/", 1)[0], offset=key[:-1]
+            ):
+                for meta in page:
+                    path = meta["path"]
+                    if path == key or (path.startswith(f"{key}.gone/") and size is None):
+                        size = meta["size"]
+                    elif path.startswith(f"{key}.at/"):
+                        markers[path] = int(path.rsplit("/", 1)[1].partition("-")[0])
+                if page and _beyond(page[-1]["path"], key):
+                    break
+            if size is None:
+                try:
+                    size = (await self._found(key, self._head))["size"]
+                except FileNotFoundError as missing:
+                    object_missing(missing, self._bucket)
+                    return None
         newest = max(markers, key=markers.__getitem__, default="-application%2Foctet-stream")
         media = urllib.parse.unquote(newest.rsplit("/", 1)[-1].partition("-")[2])
-        return Blob(sha256=sha256, size=meta["size"], media_type=media)
+        return Blob(sha256=sha256, size=size, media_type=media)
+
+    async def _head(self, key: str) -> "ObjectMeta":
+        return await obstore.head_async(self._store, key)
 
     async def stat_many(
         self, scope: Scope, blobs: Sequence[tuple[str, str]]
@@ -394,18 +418,12 @@ class S3Blobs:
                 object_missing(missing, self._bucket)
                 raise NotFound("blob", sha256) from None
             digest = hashlib.sha256()
-            hashed: asyncio.Future[None] | None = None
             held: bytes | None = None
-            async for chunk in _chunks(result.stream(min_chunk_size=CHUNK_SIZE)):
-                # Each chunk is hashed in a worker thread while the next one downloads.
-                if hashed is not None:
-                    await hashed
-                hashed = asyncio.ensure_future(asyncio.to_thread(digest.update, chunk))
+            pieces = _hashed(result.stream(min_chunk_size=READ_PIECE), digest.update)
+            async for chunk in _chunks(pieces):
                 if held is not None:
                     yield held
                 held = chunk
-            if hashed is not None:
-                await hashed
             if digest.hexdigest() != sha256:
                 raise BlobDamaged(sha256)
             if held is not None:
@@ -512,6 +530,24 @@ class S3Blobs:
                 await obstore.delete_async(self._store, keys)
 
 
+async def _hashed(
+    pieces: AsyncIterator[Buffer], update: Callable[[Buffer], object]
+) -> AsyncIterator[Buffer]:
+    """Yield the client's pieces as they come, each hashed in a worker thread meanwhile.
+
+    The hash releases the GIL: a piece is hashed while the next one downloads and the one
+    before is handed on. The digest is whole once the last piece is yielded and the loop ends.
+    """
+    hashed: asyncio.Future[object] | None = None
+    async for piece in pieces:
+        if hashed is not None:
+            await hashed
+        hashed = asyncio.ensure_future(asyncio.to_thread(update, piece))
+        yield piece
+    if hashed is not None:
+        await hashed
+
+
 async def _chunks(pieces: AsyncIterator[Buffer]) -> AsyncIterator[bytes]:
     """Cut the client's pieces into chunks of exactly :data:`CHUNK_SIZE`, the last shorter."""
     pending: list[memoryview] = []
@@ -527,6 +563,11 @@ async def _chunks(pieces: AsyncIterator[Buffer]) -> AsyncIterator[bytes]:
             held += len(view)
     if held:
         yield b"".join(pending)
+
+
+def _beyond(path: str, key: str) -> bool:
+    """Whether a listing in the store's order has passed a key and everything named after it."""
+    return path > key and not path.startswith(key)
 
 
 def _quote(part: str) -> str:

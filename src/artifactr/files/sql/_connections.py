@@ -5,12 +5,17 @@ holds; on an engine an adapter was given, a tenant set for a whole session is re
 connection goes back to the pool (ADR-0015). The time is the database's unless a clock is
 injected. Every database call runs to its end even if its caller is cancelled, so no statement
 is abandoned holding a lock or a connection.
+
+:meth:`TenantConnections.together` runs a block's calls in one transaction: every adapter on the
+same engine and tenant joins it (a context variable names it), so a request that reads a
+check-out, renews its lease and extends it opens one connection and commits once (ADR-0034).
 """
 
 import asyncio
 import contextlib
 import functools
 from collections.abc import AsyncGenerator, Awaitable, Callable, Coroutine
+from contextvars import ContextVar
 from datetime import UTC, datetime, timedelta
 from types import CoroutineType
 from typing import Any
@@ -100,17 +105,52 @@ class TenantConnections:
 
     @contextlib.asynccontextmanager
     async def begin(self, tenant_id: str) -> AsyncGenerator[AsyncConnection]:
-        """Open a transaction in a tenant, committed if the block ends well, else rolled back."""
+        """Open a transaction in a tenant, committed if the block ends well, else rolled back.
+
+        Inside a :meth:`together` block on the same engine and tenant, the block's transaction.
+        """
+        shared = self._shared(tenant_id)
+        if shared is not None:
+            yield shared
+            return
         async with self._engine.begin() as connection:
             await _enter(connection, tenant_id)
             yield connection
 
     @contextlib.asynccontextmanager
     async def read(self, tenant_id: str) -> AsyncGenerator[AsyncConnection]:
-        """Open a connection to read in a tenant; its one transaction is rolled back at the end."""
+        """Open a connection to read in a tenant; its one transaction is rolled back at the end.
+
+        Inside a :meth:`together` block on the same engine and tenant, the block's transaction.
+        """
+        shared = self._shared(tenant_id)
+        if shared is not None:
+            yield shared
+            return
         async with self._engine.connect() as connection:
             await _enter(connection, tenant_id)
             yield connection
+
+    @contextlib.asynccontextmanager
+    async def together(self, tenant_id: str) -> AsyncGenerator[None]:
+        """Run the block's calls, of every adapter on this engine, in one transaction.
+
+        Committed if the block ends well, else rolled back. The block must call nothing else
+        that opens a connection on the engine (artifactr's storage): on SQLite, whose engine has
+        one connection, that call would wait for this block's.
+        """
+        async with self.begin(tenant_id) as connection:
+            token = _SHARED.set((self._engine, tenant_id, connection))
+            try:
+                yield
+            finally:
+                _SHARED.reset(token)
+
+    def _shared(self, tenant_id: str) -> AsyncConnection | None:
+        shared = _SHARED.get()
+        if shared is None or shared[0] is not self._engine or shared[1] != tenant_id:
+            return None
+        return shared[2]
 
     def stamp(self) -> datetime | DatabaseNow:
         """Return the time to write: the clock's, or else the database's, as SQL."""
@@ -127,6 +167,12 @@ class TenantConnections:
         if self._clock is not None:
             return self._clock().astimezone(UTC)
         return (await connection.execute(select(DatabaseNow()))).scalar_one()
+
+
+_SHARED: ContextVar[tuple[AsyncEngine, str, AsyncConnection] | None] = ContextVar(
+    "artifactr_files_together", default=None
+)
+"""The transaction a :meth:`TenantConnections.together` block runs in: its engine and tenant."""
 
 
 async def _enter(connection: AsyncConnection, tenant_id: str) -> None:

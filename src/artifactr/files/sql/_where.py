@@ -5,6 +5,8 @@ blob's); its chunk rows by the blob's id. A chunk row whose blob row is gone is 
 a put's end, a discard or a collect deletes.
 """
 
+from collections.abc import Sequence
+
 from artifactr.workspace import Scope
 from sqlalchemy import ColumnElement, Delete, and_, delete, exists
 
@@ -38,6 +40,16 @@ def orphaned_chunks(scope: Scope, blob_id: str) -> Delete:
     """Delete a blob's chunks once its row is gone; while a put keeps the row, they stay."""
     return delete(ChunkRow).where(
         *_chunks(scope, blob_id), ~exists().where(*blob_row(scope, blob_id))
+    )
+
+
+def orphans_among(scope: Scope, blob_ids: Sequence[str]) -> Delete:
+    """Delete the chunks of these blobs whose rows are gone, in one statement."""
+    return delete(ChunkRow).where(
+        ChunkRow.tenant_id == scope.tenant_id,
+        ChunkRow.workspace_id == scope.workspace_id,
+        ChunkRow.blob_id.in_(blob_ids),
+        ~exists().where(*scoped(scope), BlobRow.id == ChunkRow.blob_id),
     )
 
 

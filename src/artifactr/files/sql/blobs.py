@@ -38,8 +38,7 @@ from artifactr.files.sql._uploads import (
     upsert,
 )
 from artifactr.files.sql._where import (
-    blob_row,
-    orphaned_chunks,
+    orphans_among,
     owned_chunks,
     scoped,
     stored_blob,
@@ -50,6 +49,9 @@ from artifactr.files.sql.tables import BlobRow, ChunkRow
 STAT_BATCH = 4_000
 """How many blobs one statement of :meth:`SqlBlobs.stat_many` asks for: two parameters each,
 well under PostgreSQL's 32,767 and SQLite's 32,766."""
+
+COLLECT_BATCH = 500
+"""How many blobs one transaction of :meth:`SqlBlobs.collect` removes: two statements."""
 
 TRANSACTION_ROWS = 64
 """The most chunk rows one transaction writes, so that even a fast put soon lets others write."""
@@ -304,9 +306,10 @@ class SqlBlobs:
         """Remove unreferenced blobs and abandoned uploads put before ``before``.
 
         A blob goes if no ``(artifact_id, sha256)`` in ``referenced`` names it; an upload that
-        never got its digest (a put that died) goes too, but only blobs are counted. Each goes
-        in its own short transaction, and only if it is still older than ``before`` then, so
-        a put that refreshes it meanwhile keeps it.
+        never got its digest (a put that died) goes too, but only blobs are counted. They go
+        :data:`COLLECT_BATCH` at a time, each batch in its own short transaction of two
+        statements, and each blob only if it is still older than ``before`` then, so a put that
+        refreshes it meanwhile keeps it.
 
         Returns:
             How many blobs were removed.
@@ -318,8 +321,8 @@ class SqlBlobs:
             if sha256 is None or (artifact_id, sha256) not in referenced
         ]
         removed = 0
-        for blob_id in doomed:
-            gone = await self._remove(scope, blob_id, before)
+        for start in range(0, len(doomed), COLLECT_BATCH):
+            gone = await self._remove(scope, doomed[start : start + COLLECT_BATCH], before)
             removed += sum(sha256 is not None for sha256 in gone)
         return removed
 
@@ -336,15 +339,17 @@ class SqlBlobs:
             return [(blob_id, artifact_id, sha256) for blob_id, artifact_id, sha256 in found]
 
     @finished
-    async def _remove(self, scope: Scope, blob_id: str, before: datetime) -> Sequence[str | None]:
+    async def _remove(
+        self, scope: Scope, blob_ids: Sequence[str], before: datetime
+    ) -> Sequence[str | None]:
         async with self._connections.begin(scope.tenant_id) as connection:
             gone = await connection.execute(
                 delete(BlobRow)
-                .where(*blob_row(scope, blob_id), BlobRow.put_at < before)
+                .where(*scoped(scope), BlobRow.id.in_(blob_ids), BlobRow.put_at < before)
                 .returning(BlobRow.sha256)
             )
             digests = gone.scalars().all()
-            await connection.execute(orphaned_chunks(scope, blob_id))
+            await connection.execute(orphans_among(scope, blob_ids))
         return digests
 
 

@@ -6,7 +6,8 @@ Every change is one conditional ``UPDATE`` and a read of the row as it stands, s
 calls never both win, on PostgreSQL or SQLite.
 """
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import AsyncGenerator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -34,6 +35,15 @@ class SqlCheckouts:
     def __init__(self, engine: AsyncEngine) -> None:
         self._connections = TenantConnections(engine)
         self._dialect = engine.dialect.name
+
+    @contextlib.asynccontextmanager
+    async def together(self, scope: Scope) -> AsyncGenerator[None]:
+        """Run the block's calls, these records' and the leases' on this engine, in one transaction.
+
+        Committed once if the block ends well, else rolled back (ADR-0034).
+        """
+        async with self._connections.together(scope.tenant_id):
+            yield
 
     @finished
     async def add(self, scope: Scope, checkout: Checkout) -> None:

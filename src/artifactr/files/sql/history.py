@@ -2,15 +2,18 @@
 
 The one place this package reads tables of artifactr's, through the mapped rows of artifactr's
 public ``artifactr.sql`` extra: ``artifactr_revisions`` (keyed by the tenant, the workspace, the
-artifact and the version), the log's ``artifactr_events`` for a file's dates, and
-``artifactr_proposals`` for a file's pending proposals. Each row is validated as artifactr's own
-storage validates it, and shown as the workspace shows it to the actor (artifactr's
-``seen_*`` rules). Each read is one statement in a tenant's transaction.
+artifact and the version), the log's ``artifactr_events`` for a file's dates,
+``artifactr_proposals`` for a file's pending proposals, the log's resolutions for its decided
+ones, and ``artifactr_artifacts`` for a page of
+the workspace's files, by its ``position`` index, in artifactr's listing order. Each row is
+validated as artifactr's own storage validates it, and shown as the workspace shows it to the
+actor (artifactr's ``seen_*`` rules). Each read is one statement in a tenant's transaction (a
+page of files is two: its rows and their count).
 """
 
 from collections.abc import Collection, Mapping
 from datetime import datetime
-from typing import Final
+from typing import Final, cast
 
 from artifactr.core import (
     ArtifactChanged,
@@ -19,18 +22,34 @@ from artifactr.core import (
     Proposal,
     ProposalCreated,
     Revision,
+    Versioned,
+    artifact_types,
+    load_versioned,
 )
-from artifactr.core.visibility import seen_proposal, seen_revision
-from artifactr.sql.tables import EventRow, ProposalRow, RevisionRow
+from artifactr.core.visibility import seen, seen_artifact, seen_proposal, seen_revision
+from artifactr.sql.tables import ArtifactRow, EventRow, ProposalRow, RevisionRow
 from artifactr.workspace import Access, Workspace
-from sqlalchemy import and_, false, or_, select, tuple_
+from sqlalchemy import ColumnElement, and_, false, func, or_, select, tuple_
 from sqlalchemy.ext.asyncio import AsyncEngine
 
-from artifactr.files.core.history import PAGE, READ_EVENTS, READ_PROPOSALS, Dates
+from artifactr.files.core.history import (
+    PAGE,
+    READ_ARTIFACTS,
+    READ_EVENTS,
+    READ_PROPOSALS,
+    Dates,
+    Decision,
+    FilePage,
+    decision_of,
+)
+from artifactr.files.core.manifests import NativeFile
 from artifactr.files.sql._connections import TenantConnections, finished
 
 MADE_BATCH: Final = 4_000
 """How many files one statement of :meth:`SqlHistory.made` dates: three parameters each."""
+
+REVISIONS_BATCH: Final = 500
+"""How many files' revisions one statement of :meth:`SqlHistory.revisions` reads."""
 
 
 class SqlHistory:
@@ -78,6 +97,74 @@ class SqlHistory:
             bodies = (await connection.scalars(query)).all()
         hidden = await ws.hidden()
         return [seen_revision(Revision.model_validate(body), hidden) for body in bodies]
+
+    @finished
+    async def files(self, ws: Workspace, *, start: int = 0, limit: int = PAGE) -> FilePage:
+        """Return a page of the workspace's native files: two statements, a page and a count.
+
+        The page is read by artifactr's ``position`` index (its listing order), the count by
+        the same conditions; neither sends the other files' rows.
+
+        Raises:
+            Forbidden: If the actor may not read the workspace's artifacts.
+        """
+        await ws.check(Access(action=READ_ARTIFACTS))
+        hidden = await ws.hidden()
+        kinds = sorted(k for k, t in artifact_types().items() if issubclass(t, NativeFile))
+        shown: list[ColumnElement[bool]] = [
+            ArtifactRow.tenant_id == ws.tenant_id,
+            ArtifactRow.workspace_id == ws.workspace_id,
+            ArtifactRow.kind.in_(kinds),
+            ArtifactRow.archived.is_(False),
+        ]
+        if hidden.artifacts:
+            shown.append(ArtifactRow.id.not_in(sorted(hidden.artifacts)))
+        query = (
+            select(
+                ArtifactRow.id,
+                ArtifactRow.kind,
+                ArtifactRow.version,
+                ArtifactRow.data,
+                ArtifactRow.updated_by,
+            )
+            .where(*shown)
+            .order_by(ArtifactRow.position)
+            .offset(start)
+            .limit(limit)
+        )
+        async with self._connections.read(ws.tenant_id) as connection:
+            count = select(func.count()).select_from(ArtifactRow).where(*shown)
+            total = await connection.scalar(count) or 0
+            rows = (await connection.execute(query)).all()
+        found: list[Versioned[NativeFile]] = []
+        for artifact_id, kind, version, data, updated_by in rows:
+            loaded = load_versioned(
+                id=artifact_id, kind=kind, version=version, data=data, updated_by=updated_by
+            )
+            found.append(seen_artifact(cast("Versioned[NativeFile]", loaded), hidden))
+        return FilePage(found, total)
+
+    @finished
+    async def revisions(
+        self, ws: Workspace, artifact_ids: Collection[str]
+    ) -> dict[str, list[Revision]]:
+        """Return these files' revisions, oldest first: a statement per batch of files."""
+        found: dict[str, list[Revision]] = {}
+        wanted = sorted(artifact_ids)
+        async with self._connections.read(ws.tenant_id) as connection:
+            for begin in range(0, len(wanted), REVISIONS_BATCH):
+                query = (
+                    select(RevisionRow.artifact_id, RevisionRow.body)
+                    .where(
+                        RevisionRow.tenant_id == ws.tenant_id,
+                        RevisionRow.workspace_id == ws.workspace_id,
+                        RevisionRow.artifact_id.in_(wanted[begin : begin + REVISIONS_BATCH]),
+                    )
+                    .order_by(RevisionRow.artifact_id, RevisionRow.version)
+                )
+                for artifact_id, body in (await connection.execute(query)).all():
+                    found.setdefault(artifact_id, []).append(Revision.model_validate(body))
+        return found
 
     @finished
     async def dates(
@@ -196,3 +283,39 @@ class SqlHistory:
         hidden = await ws.hidden()
         shown = (seen_proposal(Proposal.model_validate(body), hidden) for body in bodies)
         return [proposal for proposal in shown if proposal is not None]
+
+    @finished
+    async def decisions(
+        self,
+        ws: Workspace,
+        artifact_id: str,
+        proposals: Collection[str] | None = None,
+        *,
+        limit: int = PAGE,
+    ) -> list[Decision]:
+        """Return the file's decided proposals, newest first: one statement over the log's rows.
+
+        It reads the file's ``proposal_resolved`` events alone: those named, or the newest
+        ``limit``. See :meth:`~artifactr.files.core.history.History.decisions`.
+
+        Raises:
+            Forbidden: If the actor may not read the workspace's log.
+        """
+        await ws.check(Access(action=READ_EVENTS))
+        if proposals is not None and not proposals:
+            return []
+        event = EventRow.envelope
+        query = select(EventRow.envelope).where(
+            EventRow.tenant_id == ws.tenant_id,
+            EventRow.workspace_id == ws.workspace_id,
+            EventRow.event_type == "proposal_resolved",
+            event[("event", "artifact_id")].as_string() == artifact_id,
+        )
+        if proposals is not None:
+            query = query.where(event[("event", "proposal_id")].as_string().in_(sorted(proposals)))
+        query = query.order_by(EventRow.seq.desc()).limit(limit if proposals is None else None)
+        async with self._connections.read(ws.tenant_id) as connection:
+            rows = (await connection.scalars(query)).all()
+        hidden = await ws.hidden()
+        shown = (seen(Envelope.model_validate(row), hidden) for row in rows)
+        return [decision_of(envelope) for envelope in shown if envelope is not None]

@@ -83,6 +83,7 @@ from artifactr.files.apps.libreoffice._app import (
 )
 from artifactr.files.apps.libreoffice._availability import Availability, available
 from artifactr.files.apps.libreoffice._catalog import CATALOG, COMMANDS, Command, Param
+from artifactr.files.apps.libreoffice._pool import PoolStatus, machine_size
 
 __all__ = [
     "CATALOG",
@@ -94,5 +95,7 @@ __all__ = [
     "ExportStatus",
     "LibreOffice",
     "Param",
+    "PoolStatus",
     "available",
+    "machine_size",
 ]

@@ -1,7 +1,8 @@
 """LibreOffice Impress's commands: the catalog an agent reads for a deck.
 
 Slides are named by their number from 1, in the order the batch has made so far (a slide
-inserted or moved by an earlier command counts where it now is). The driver
+inserted or moved by an earlier command counts where it now is), and a slide is inserted in one
+of the deck's own layouts, by the name the deck's text lists (ADR-0036). The driver
 (``driver/impress_apply.py``) runs them; a slide's text placeholders other than its title (the
 body, a subtitle) are numbered from 1 in the slide's order.
 """
@@ -14,16 +15,19 @@ from artifactr.files.apps.libreoffice._catalog import Command, Param
 _SLIDE = Param("slide", "integer", about="the slide's number, from 1")
 _TEXT = Param("text", "string", about="the new text (a newline starts a new paragraph)")
 
-LAYOUTS: Final = ("title", "title-content", "two-content", "title-only", "blank")
-"""The layouts ``slide.insert`` takes."""
-
 CATALOG: Final[tuple[Command, ...]] = (
     Command(
         "slide.insert",
-        "Deck: insert a slide with a layout, at a position (default last)",
+        "Deck: insert a slide in one of the deck's own layouts, at a position (default last)",
         (
             Param("position", "integer", False, "its number once inserted (default: last)"),
-            Param("layout", "text", False, "its layout (default title-content)", LAYOUTS),
+            Param(
+                "layout",
+                "text",
+                False,
+                "one of the deck's layouts, by the name its text's `Layouts:` line gives "
+                "(default: the layout of the slide before)",
+            ),
             Param("title", "string", False, "its title"),
         ),
     ),

@@ -7,8 +7,10 @@ package's slide list (``ppt/presentation.xml``) is written in that order; every 
 acts on the office's own slides.
 """
 
+import difflib
 import io
 import os
+import posixpath
 import re
 import time
 import zipfile
@@ -22,20 +24,23 @@ from impress_inspect import (
     TITLE,
     has_text,
     inspect,
+    layouts_of,
     load,
     shapes,
     slides,
 )
 from kinds import run_batch
 
-LAYOUTS = {
-    "title": 0,
-    "title-content": 1,
-    "two-content": 3,
-    "title-only": 19,
-    "blank": 20,
-}
-"""The layouts a new slide may take, as com.sun.star.presentation's AutoLayout numbers."""
+OBJECT = 11
+"""The AutoLayout the import gives a slide of a title and content: its body is an object's
+placeholder on a new slide, so a new slide takes :data:`CONTENT` instead."""
+
+CONTENT = 1
+"""The AutoLayout of a title and a text body."""
+
+LAYOUT_NAME = re.compile(rb"<p:cSld\b[^>]*\bname=\"([^\"]*)\"")
+RELATED = re.compile(rb"\br:(?:id|embed|link|pict)=")
+TARGET = re.compile(rb"<Relationship\b[^>]*>")
 
 SLIDE_LIST = re.compile(rb"(<p:sldIdLst>)(.*?)(</p:sldIdLst>)", re.S)
 SLIDE_ID = re.compile(rb"<p:sldId\b[^>]*/>")
@@ -58,18 +63,45 @@ class Deck:
 
 
 def insert_slide(deck, params):
-    """Insert a slide with a layout at a position (default last)."""
-    layout = params.get("layout", "title-content")
-    if layout not in LAYOUTS:
-        raise Refused(f"no layout `{layout}`; the layouts are: {', '.join(LAYOUTS)}")
+    """Insert a slide in one of the deck's layouts (default: the slide before's), at a position.
+
+    A deck's layouts are its master pages, which the import makes one a layout its slides use,
+    named as the layout: the new slide takes the master page (background, title and body places
+    and bullets) and the arrangement of a slide already in it.
+    """
     position = min(params.get("position", len(deck.order) + 1), len(deck.order) + 1)
+    before = deck.order[max(position - 2, 0)]
+    master = before.MasterPage
+    if "layout" in params:
+        master = layout_named(deck.document, params["layout"])
+    like = next(
+        (slide for slide in [before, *deck.order] if slide.MasterPage.Name == master.Name), None
+    )
     pages = deck.document.getDrawPages()
     slide = pages.insertNewByIndex(pages.getCount() - 1)
-    slide.Layout = LAYOUTS[layout]
+    slide.MasterPage = master
+    arrangement = CONTENT if like is None else like.Layout
+    slide.Layout = CONTENT if arrangement == OBJECT else arrangement
     deck.order.insert(position - 1, slide)
     if "title" in params:
         set_title(deck, {"slide": position, "text": params["title"]})
     return {"slide": position}
+
+
+def layout_named(document, name):
+    """Return the deck's layout (a master page) of a name, or refuse naming the nearest first."""
+    masters = document.getMasterPages()
+    every = [masters.getByIndex(index) for index in range(masters.getCount())]
+    for wanted in (name, name.strip().casefold()):
+        found = next(
+            (master for master in every if wanted in (master.Name, master.Name.casefold())), None
+        )
+        if found is not None:
+            return found
+    names = layouts_of(document)
+    nearest = difflib.get_close_matches(name.strip(), names, 3, 0.4)
+    listed = [*nearest, *(other for other in names if other not in nearest)]
+    raise Refused(f"no layout `{name}`; the deck's layouts, nearest first: {', '.join(listed)}")
 
 
 def duplicate_slide(deck, params):
@@ -216,15 +248,112 @@ def reorder(path, order):
         saved.write(out.getvalue())
 
 
+def relations(package, part):
+    """Return a part's relationships as ``{id: (type, target part)}``."""
+    folder, name = part.rsplit("/", 1)
+    try:
+        data = package.read(f"{folder}/_rels/{name}.rels")
+    except KeyError:
+        return {}
+    found = {}
+    for tag in TARGET.findall(data):
+        attributes = dict(re.findall(rb'(\w+)="([^"]*)"', tag))
+        target = attributes.get(b"Target", b"").decode()
+        path = posixpath.normpath(posixpath.join(folder, target))
+        found[attributes.get(b"Id", b"").decode()] = (attributes.get(b"Type", b"").decode(), path)
+    return found
+
+
+def slide_parts(package):
+    """Return the package's slide parts, in its slide list's order."""
+    listed = SLIDE_LIST.search(package.read("ppt/presentation.xml"))
+    if listed is None:
+        return []
+    related = relations(package, "ppt/presentation.xml")
+    ids = [re.search(rb'r:id="([^"]*)"', tag) for tag in SLIDE_ID.findall(listed.group(2))]
+    return [related[found.group(1).decode()][1] for found in ids if found]
+
+
+def original_layouts(path):
+    """Return a deck's own layouts as ``{name: XML}``.
+
+    Only those that relate to no part but their master: a layout with a picture or a link stays
+    as the office writes it.
+    """
+    with zipfile.ZipFile(path) as package:
+        found = {}
+        for part in package.namelist():
+            if not re.fullmatch(r"ppt/slideLayouts/[^/]+\.xml", part):
+                continue
+            data = package.read(part)
+            named = LAYOUT_NAME.search(data)
+            if named and not RELATED.search(data):
+                found.setdefault(named.group(1), data)
+    return found
+
+
+def keep_layouts(path, source_path, names):
+    """Write back the deck's own layouts into a saved deck, a slide's layout by its name.
+
+    The office imports each layout a slide uses as a master page of its name, and saves each
+    master page as a master with twelve layouts of its own (``Title Slide``, ``Blank Slide``...):
+    the layout a slide points at loses its name and places. Each slide's layout part is given
+    back the deck's layout of its master page's name (``names``, the office's slides' in order),
+    and every slide of a layout points at one part, so the next load finds the same layouts. A
+    deck that is no package, or has no such layouts, is left as saved.
+    """
+    try:
+        own = original_layouts(source_path)
+    except (OSError, zipfile.BadZipFile):
+        return
+    with zipfile.ZipFile(path) as package:
+        given = {}
+        chosen = {}
+        for part, name in zip(slide_parts(package), names, strict=False):
+            layout = next(
+                (
+                    target
+                    for kind, target in relations(package, part).values()
+                    if kind.endswith("/slideLayout")
+                ),
+                None,
+            )
+            wanted = own.get(name.encode())
+            if layout is None or wanted is None:
+                continue
+            first = chosen.setdefault(name, layout)
+            given[first] = wanted
+            if first != layout:
+                folder, file = part.rsplit("/", 1)
+                rels = f"{folder}/_rels/{file}.rels"
+                was = b"/" + posixpath.basename(layout).encode() + b'"'
+                now = b"/" + posixpath.basename(first).encode() + b'"'
+                given[rels] = given.get(rels, package.read(rels)).replace(was, now)
+        if not given:
+            return
+        parts = [
+            (info, given.get(info.filename) or package.read(info.filename))
+            for info in package.infolist()
+        ]
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+        for info, data in parts:
+            package.writestr(info, data)
+    with open(path, "wb") as saved:
+        saved.write(out.getvalue())
+
+
 def run(job, directory, _context, desktop):
     """The apply job: run the batch, save ``out.pptx`` in the batch's order, read it back."""
-    document = load(desktop, source(job, directory))
+    original = source(job, directory)
+    document = load(desktop, original)
     deck = Deck(document, job["author"])
     results = run_batch(COMMANDS, deck, job["commands"])
     office = slides(document)
     order = [next(i for i, slide in enumerate(office) if slide == wanted) for wanted in deck.order]
     saved = os.path.join(directory, "out.pptx")
     store(document, saved, FILTER)
+    keep_layouts(saved, original, [slide.MasterPage.Name for slide in office])
     # Not closed: closing a deck that gained a comment crashes LibreOffice 7.4; the job's end
     # kills the office anyway.
     if order != sorted(order):

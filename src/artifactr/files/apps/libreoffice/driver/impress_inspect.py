@@ -1,7 +1,9 @@
 """Reading an Impress deck: its slides' titles, text, tables, notes, comments and pages.
 
 ``inspect`` returns ``{"outline", "text", "review", "pages"}``. The outline is the slides'
-titles, numbered (``1. Quarterly review``). The text is each slide in order: a ``# Slide <n>:
+titles, numbered (``1. Quarterly review``). The text is first the deck's layouts (``Layouts:
+Title Slide, Acme Title and Content``, the names ``slide.insert`` takes), then each slide in
+order: a ``# Slide <n>:
 <title>`` line, then its other shapes' text in the slide's order (a table as tab-separated rows),
 then ``Notes: ...`` where it has speaker notes. The review is the slides' comments, each with its
 author, text and slide; its id is ``<slide>.<n>`` (``2.1``, the first comment on slide 2). Pages
@@ -89,6 +91,21 @@ def text_of(shape):
     return shape.getText().getString().strip()
 
 
+def layouts_of(document):
+    """Return the names of the deck's layouts, as ``slide.insert`` takes them: its master pages.
+
+    LibreOffice imports a layout a slide uses as a master page of the layout's name (a layout
+    no slide uses is not imported).
+    """
+    masters = document.getMasterPages()
+    names = []
+    for index in range(masters.getCount()):
+        name = masters.getByIndex(index).Name
+        if name not in names:
+            names.append(name)
+    return names
+
+
 def title_of(slide):
     """Return a slide's title, on one line; "" for none."""
     for shape in shapes(slide):
@@ -142,7 +159,7 @@ def comments_of(document):
 def inspect(document):
     """Return the deck's outline, text, comments and slide count."""
     outline = []
-    lines = []
+    lines = [f"Layouts: {', '.join(layouts_of(document))}"]
     every = slides(document)
     for number, slide in enumerate(every, start=1):
         title = title_of(slide)

@@ -1,10 +1,11 @@
 """The apply job: run a batch of commands on a Writer document and save it as ``out.docx``.
 
-Every command runs in order; the file is saved only if each succeeds, then read back as the
-inspect job reads it. A command the document can't do refuses the whole batch, its reason naming
-the command's index. The commands and their parameters are checked by the adapter
-(``_catalog.py``) before this runs; here is checked what only the document can tell (is there
-such a heading, table or change).
+Every command runs in order; the file is saved only if each succeeds, then the saved file and
+the document still open are read as the inspect job reads its file (no second load, and no
+second export where ``docx_read.py`` reads the saved file). A command the document can't do
+refuses the whole batch, its reason naming the command's index. The commands and their
+parameters are checked by the adapter (``_catalog.py``) before this runs; here is checked what
+only the document can tell (is there such a heading, table or change).
 """
 
 import difflib
@@ -513,6 +514,6 @@ def run(job, directory, context, desktop):
             ) from None
     saved = os.path.join(directory, "out.docx")
     store(document, saved, "MS Word 2007 XML")
-    result = inspect(document, directory)
+    result = inspect(document, directory, saved)
     result["results"] = results
     return result

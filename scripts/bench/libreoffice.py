@@ -21,9 +21,10 @@ busy machine weighs on both sides alike; each side is the median of its rounds:
    office, and an inspection against a bare load. Target: at most 1.2x each, pooled.
 
 Run: ``uv run --no-sync python -m scripts.bench.libreoffice [--rounds 3] [--pages 60]``;
-``--side-by-side`` prints only the table of a warm office, a cold job and a pooled job, and
-``--real`` only the long real document's figures; ``--quick`` is one round, a long file of 5
-pages, a size of 5 and two copies of the real document.
+``--side-by-side`` prints only the table of a warm office, a cold job and a pooled job,
+``--real`` only the long real document's figures, ``--kinds`` only the table of one-command
+edits by kind and size, pooled and cold (a full run prints it last); ``--quick`` is one
+round, a long file of 5 pages, a size of 5 and two copies of the real document.
 """
 
 import asyncio
@@ -48,7 +49,7 @@ from typing import Final
 from artifactr.files.apps.libreoffice import LibreOffice, available
 from artifactr.files.apps.libreoffice._process import DRIVER
 from artifactr.files.core.app_port import AppCommand
-from artifactr.files.core.documents import build_docx
+from artifactr.files.core.documents import build_docx, build_pptx, build_xlsx
 from scripts.bench._harness import judged, machine_load, run
 from scripts.bench._harness import parser as bench_parser
 
@@ -485,6 +486,56 @@ async def real(app: LibreOffice, rounds: int, copies: int) -> bool:
     return missed
 
 
+def kinds_of() -> list[tuple[str, Callable[[int], bytes], list[AppCommand]]]:
+    """Return each kind and size of the per-edit table: its label, its files and its command."""
+    append = [AppCommand(command="paragraph.append", params={"text": "Appended."})]
+    return [
+        (".docx, 1 page", one_page, append),
+        (".docx, 10 pages", edit_file, append),
+        (".docx, 60 pages", lambda number: long_file(60 + number % 2), append),
+        (
+            ".xlsx, 1 sheet",
+            lambda number: build_xlsx({"Budget": [["Item", "Cost"], ["Rent", 1200 + number]]}),
+            [AppCommand(command="cell.set", params={"cell": "B2", "value": 450})],
+        ),
+        (
+            ".pptx, 5 slides",
+            lambda number: build_pptx([(f"Slide {n} of {number}", "Point") for n in range(5)]),
+            [AppCommand(command="slide.setNotes", params={"slide": 1, "text": "Say this."})],
+        ),
+    ]
+
+
+async def kinds(app: LibreOffice, rounds: int, quick: bool = False) -> None:
+    """Print what an agent waits for per edit, by kind and size, pooled and cold.
+
+    One command an edit (as an agent's tool call sends), through the adapter: on a pooled office
+    that is ready and warmed up for every kind, and on an office started for the job (cold).
+    Rounds alternate their order; each cell is the median of its rounds. ``quick``: the one-page
+    document alone.
+    """
+    pooled = LibreOffice(pool=1, pool_warm=("docx", "xlsx", "pptx"), max_size=1 << 30)
+    print("| kind, size | pooled edit | cold edit |")
+    print("|---|---|---|")
+    try:
+        for label, made, command in kinds_of()[:1] if quick else kinds_of():
+            times: dict[str, list[float]] = {"pooled": [], "cold": []}
+            for number in range(rounds):
+                source = made(number)
+                sides = ("pooled", "cold") if number % 2 == 0 else ("cold", "pooled")
+                for side in sides:
+                    await ready(pooled)
+                    await pooled.reaped()
+                    await app.reaped()
+                    adapter = pooled if side == "pooled" else app
+                    job = adapter.apply(source, command, author="Bench", deadline=600)
+                    times[side].append(await timed(job))
+            pooled_s, cold_s = (statistics.median(times[key]) for key in ("pooled", "cold"))
+            print(f"| {label} | {pooled_s:.2f} s | {cold_s:.2f} s |")
+    finally:
+        await pooled.close()
+
+
 def ratio(ours: list[float], theirs: list[float]) -> float:
     """Return the median of the rounds' ratios: each round's file is the same on both sides."""
     return statistics.median(mine / warm for mine, warm in zip(ours, theirs, strict=True))
@@ -515,6 +566,7 @@ async def main(
     sizes_asked: list[int],
     copies: int,
     only: str = "",
+    quick: bool = False,
 ) -> bool:
     """Run the figures and print them; return whether a target is missed.
 
@@ -529,19 +581,27 @@ async def main(
         await app.about()
         await app.isolated()
         if only:
+            missed = False
             if only == "side":
                 missed = await side_by_side(app, rounds)
+            elif only == "kinds":
+                await kinds(app, rounds, quick)
             else:
                 missed = await real(app, rounds, copies)
             print(f"rounds: {rounds}; sealed: {await app.sandboxed()}; {machine_load()}")
             return missed
-        return await figures(app, rounds, pages, sizes_asked, copies)
+        return await figures(app, rounds, pages, sizes_asked, copies, quick)
     finally:
         await app.close()
 
 
 async def figures(
-    app: LibreOffice, rounds: int, pages: int, sizes_asked: list[int], copies: int
+    app: LibreOffice,
+    rounds: int,
+    pages: int,
+    sizes_asked: list[int],
+    copies: int,
+    quick: bool = False,
 ) -> bool:
     """Run every figure on ``app`` and print them; return whether a target is missed."""
     renders: list[float] = []
@@ -583,6 +643,7 @@ async def figures(
     missed = await side_by_side(app, rounds)
     missed = await sizes(app, sizes_asked) or missed
     missed = await real(app, rounds, copies) or missed
+    await kinds(app, rounds, quick)
     print(f"rounds: {rounds}; sealed: {await app.sandboxed()}; {machine_load()}")
     return missed or render_ratio > 1.3 or edit_ratio > 1.5 or per_page > 0.3
 
@@ -620,13 +681,27 @@ if __name__ == "__main__":
         dest="only",
         help="only the long real document's edit and inspection against a bare load and store",
     )
+    only.add_argument(
+        "--kinds",
+        action="store_const",
+        const="kinds",
+        dest="only",
+        help="only the table of an edit's time by kind and size, pooled and cold",
+    )
     options = parser.parse_args()
     if options.quick:
         options.rounds, options.pages, options.sizes, options.copies = 1, 5, [5], 2
     sys.exit(
         run(
             lambda: judged(
-                main(options.rounds, options.pages, options.sizes, options.copies, options.only),
+                main(
+                    options.rounds,
+                    options.pages,
+                    options.sizes,
+                    options.copies,
+                    options.only,
+                    options.quick,
+                ),
                 options.quick,
             )
         )

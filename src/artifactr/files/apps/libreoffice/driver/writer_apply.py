@@ -123,10 +123,14 @@ def table_of(document, number):
     return tables[number - 1]
 
 
+BY_ID = ("changes.accept", "changes.reject")
+"""The commands that name a tracked change by its id."""
+
+
 class Batch:
     """One batch's state: the document, the office, and who acts."""
 
-    def __init__(self, context, document, author):
+    def __init__(self, context, document, author, commands=()):
         self.context = context
         self.document = document
         self.author = author
@@ -134,9 +138,12 @@ class Batch:
             "com.sun.star.frame.DispatchHelper", context
         )
         # Ids are those of the document as loaded, whatever the batch adds or removes before;
-        # the comments are read on first use, as finding them reads every paragraph.
+        # the comments are read on first use, as finding them reads every paragraph, and the
+        # tracked changes only for a batch that names one by its id (read before its first
+        # command, as loaded): no other batch pays for walking them.
         self.found = None
-        self.changes = changes_of(document)
+        named = any(step["command"] in BY_ID for step in commands)
+        self.changes = changes_of(document) if named else []
 
     @property
     def comments(self):
@@ -501,7 +508,7 @@ COMMANDS = {
 def run(job, directory, context, desktop):
     """The apply job: run the batch, save ``out.docx``, and read the saved file back."""
     document = load(desktop, source(job, directory))
-    batch = Batch(context, document, job["author"])
+    batch = Batch(context, document, job["author"], job["commands"])
     results = []
     for index, step in enumerate(job["commands"]):
         try:

@@ -14,7 +14,8 @@ Three figures, each against a baseline measured in the same run (RFC-0003 phase 
 
 Run: ``uv run --no-sync python -m scripts.bench.edit [--quick]`` (PostgreSQL from
 ``ARTIFACTR_TEST_POSTGRES_URL``, or the local default, in a schema of its own dropped after;
-skipped with a note when it does not answer). ``--quick``: 5 edits, check-ins of 10 and 20 MiB.
+skipped with a note when it does not answer). ``--quick``: 5 edits, check-ins of 10 and 20 MiB;
+``--office``: the third figure alone.
 """
 
 import asyncio
@@ -366,11 +367,15 @@ async def check_in_memory(scratch: Path, sizes: Sequence[int] = CHECK_INS) -> No
         )
 
 
-async def main(quick: bool) -> None:
-    """Run both benchmarks."""
+async def main(quick: bool, office_only: bool = False) -> None:
+    """Run the benchmarks (``office_only``: the pooled LibreOffice edit alone)."""
     edits, sizes = (QUICK_EDITS, QUICK_CHECK_INS) if quick else (EDITS, CHECK_INS)
     with TemporaryDirectory() as scratch:
         root = Path(scratch)
+        if office_only:
+            await office_edit(root, QUICK_EDITS if quick else OFFICE_EDITS)
+            print(machine_load())
+            return
         (root / "pg").mkdir()
         await edit_ratio("sqlite", root, edits)
         if await postgres_answers():
@@ -386,5 +391,9 @@ async def main(quick: bool) -> None:
 
 
 if __name__ == "__main__":
-    options = parser(__doc__, quick="5 edits, check-ins of 10 and 20 MiB").parse_args()
-    raise SystemExit(run(lambda: main(options.quick)))
+    arguments = parser(__doc__, quick="5 edits, check-ins of 10 and 20 MiB")
+    arguments.add_argument(
+        "--office", action="store_true", help="only the pooled LibreOffice edit (figure 3)"
+    )
+    options = arguments.parse_args()
+    raise SystemExit(run(lambda: main(options.quick, options.office)))

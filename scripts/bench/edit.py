@@ -1,19 +1,24 @@
 """Benchmark: an edit through NativeFiles against a bare commit, and a check-in's memory.
 
-Two figures, each against a baseline measured in the same run (RFC-0003 phase 2):
+Three figures, each against a baseline measured in the same run (RFC-0003 phase 2):
 
 1. An edit through :meth:`NativeFiles.edit` with an instant app (no parsing, no process), on
    SQLite and PostgreSQL, as a ratio of a bare ``Workspace.commit`` of a JSON Patch of the same
    size. Target: at most 3x. What the ratio buys: the lease, the blob puts (content, text,
    review, commands) and the read of the base.
+3. An edit of a one-page document through :meth:`NativeFiles.edit` with LibreOffice on a pooled
+   office, ready (on SQLite), as a ratio of the same command as a job on one warm office driven
+   over UNO (issue 42). Target: at most 1.5x. Skipped, with a line, where no office runs.
 2. A check-in of 100 MiB streamed through :meth:`NativeFiles.check_in`, with its peak Python
    memory (tracemalloc) beside a 10 MiB and a 1 GiB one. Target: flat in file size.
 
 Run: ``uv run --no-sync python -m scripts.bench.edit [--quick]`` (PostgreSQL from
 ``ARTIFACTR_TEST_POSTGRES_URL``, or the local default, in a schema of its own dropped after;
-skipped with a note when it does not answer). ``--quick``: 5 edits, check-ins of 10 and 20 MiB.
+skipped with a note when it does not answer). ``--quick``: 5 edits, check-ins of 10 and 20 MiB;
+``--office``: the third figure alone.
 """
 
+import asyncio
 import io
 import itertools
 import os
@@ -35,9 +40,11 @@ from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
 from artifactr.workspace import Workspace
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from artifactr.files.apps.libreoffice import LibreOffice, available
 from artifactr.files.core.app_port import (
     EDIT_DEADLINE,
     About,
+    App,
     AppCommand,
     CommandSpec,
     Edited,
@@ -59,6 +66,7 @@ from scripts.bench._harness import (
     run,
     schema_engine,
 )
+from scripts.bench.libreoffice import Warm, one_page, ready
 
 EDITS = 100
 """Edits each way, taken in turns."""
@@ -66,6 +74,8 @@ MIB = 1024 * 1024
 CHECK_INS = (10 * MIB, 100 * MIB, 1024 * MIB)
 """The check-in sizes: the 8 MiB spool rolls to disk in each, so the peak must not grow."""
 QUICK_EDITS = 5
+OFFICE_EDITS = 15
+"""Edits through a pooled LibreOffice, each against the warm office's."""
 QUICK_CHECK_INS = (10 * MIB, 20 * MIB)
 ACTOR = UserActor(id="bench")
 
@@ -150,7 +160,7 @@ async def database(kind: str, scratch: Path) -> AsyncGenerator[AsyncEngine]:
             await engine.dispose()
 
 
-def service(engine: AsyncEngine, app: InstantApp, *, max_size: int = 512 * MIB) -> NativeFiles:
+def service(engine: AsyncEngine, app: App, *, max_size: int = 512 * MIB) -> NativeFiles:
     """Return NativeFiles over the SQL adapters."""
     return NativeFiles(
         blobs=SqlBlobs(engine),
@@ -211,6 +221,56 @@ async def edit_ratio(kind: str, scratch: Path, count: int = EDITS) -> None:
             f"bare commit {statistics.median(commits) * 1000:7.2f} ms  "
             f"ratio {ratio:4.2f}x ({verdict}; median of {count})"
         )
+
+
+async def office_edit(scratch: Path, rounds: int) -> None:
+    """Print a pooled LibreOffice edit through NativeFiles against the warm-office floor.
+
+    Each round, in turns: one ``paragraph.append`` on a one-page document through
+    :meth:`NativeFiles.edit` on SQLite (the lease, the app's job on a pooled office that is
+    ready, the blobs, the commit), and the same command on the same kind of file as a job on one
+    long-lived warm office driven over UNO (the driver's own load, command, store and report:
+    the physical floor of an office-based edit). Target: at most 1.5x.
+    """
+    if not available():
+        print("office   skipped: LibreOffice can't run here")
+        return
+    app = LibreOffice(pool=1)
+    warm = await asyncio.to_thread(Warm)
+    try:
+        async with database("sqlite", scratch) as engine:
+            files = service(engine, app)
+            workspaces = Workspaces(SqlStorage(engine), types=[WordDocument])
+            ws = await workspaces.open("t", "office", actor=ACTOR)
+            uploaded = await files.upload(ws, "a.docx", once(one_page(0)))
+            assert uploaded.type == "applied"
+            edits: list[float] = []
+            floors: list[float] = []
+            for number in range(rounds):
+                command = AppCommand(
+                    command="paragraph.append", params={"text": f"Added {number}."}
+                )
+                await ready(app)
+                await app.reaped()
+                started = time.perf_counter()
+                await files.edit(
+                    ws, uploaded.artifact_id, base_version=number + 1, commands=[command]
+                )
+                edits.append(time.perf_counter() - started)
+                floors.append(
+                    await asyncio.to_thread(warm.job, "apply", one_page(number), [command])
+                )
+    finally:
+        await asyncio.to_thread(warm.close)
+        await app.close()
+    ratios = [ours / floor for ours, floor in zip(edits, floors, strict=True)]
+    ratio = statistics.median(ratios)
+    verdict = "ok" if ratio <= 1.5 else "over the 1.5x target"
+    print(
+        f"office   pooled edit through NativeFiles {statistics.median(edits) * 1000:7.1f} ms  "
+        f"warm office {statistics.median(floors) * 1000:7.1f} ms  "
+        f"ratio {ratio:4.2f}x ({verdict}; median of {rounds})"
+    )
 
 
 async def stream_file(data_size: int) -> AsyncIterator[bytes]:
@@ -307,17 +367,23 @@ async def check_in_memory(scratch: Path, sizes: Sequence[int] = CHECK_INS) -> No
         )
 
 
-async def main(quick: bool) -> None:
-    """Run both benchmarks."""
+async def main(quick: bool, office_only: bool = False) -> None:
+    """Run the benchmarks (``office_only``: the pooled LibreOffice edit alone)."""
     edits, sizes = (QUICK_EDITS, QUICK_CHECK_INS) if quick else (EDITS, CHECK_INS)
     with TemporaryDirectory() as scratch:
         root = Path(scratch)
+        if office_only:
+            await office_edit(root, QUICK_EDITS if quick else OFFICE_EDITS)
+            print(machine_load())
+            return
         (root / "pg").mkdir()
         await edit_ratio("sqlite", root, edits)
         if await postgres_answers():
             await edit_ratio("postgres", root / "pg", edits)
         else:
             print(f"postgres: skipped, nothing answers at {POSTGRES}")
+        (root / "office").mkdir()
+        await office_edit(root / "office", QUICK_EDITS if quick else OFFICE_EDITS)
         for size in sizes:
             (root / str(size)).mkdir()
         await check_in_memory(root, sizes)
@@ -325,5 +391,9 @@ async def main(quick: bool) -> None:
 
 
 if __name__ == "__main__":
-    options = parser(__doc__, quick="5 edits, check-ins of 10 and 20 MiB").parse_args()
-    raise SystemExit(run(lambda: main(options.quick)))
+    arguments = parser(__doc__, quick="5 edits, check-ins of 10 and 20 MiB")
+    arguments.add_argument(
+        "--office", action="store_true", help="only the pooled LibreOffice edit (figure 3)"
+    )
+    options = arguments.parse_args()
+    raise SystemExit(run(lambda: main(options.quick, options.office)))

@@ -1,6 +1,6 @@
 """Benchmark: the LibreOffice adapter against bare LibreOffice, measured in the same run.
 
-Three figures, each a ratio (or a time) against a baseline taken here, rounds interleaved so a
+Four figures, each a ratio (or a time) against a baseline taken here, rounds interleaved so a
 busy machine weighs on both sides alike; each side is the median of its rounds:
 
 1. **First page**: ``render(page 1)`` of a new one-page file through the adapter (a job: a
@@ -15,12 +15,20 @@ busy machine weighs on both sides alike; each side is the median of its rounds:
    saved file again and inspects it), against a bare UNO load-and-save of the same file by a
    minimal script under the system Python. Target: at most 1.5x.
 
+4. **A long real document** (``../shared/corpus/real``'s longest, its body repeated
+   ``--copies`` times; skipped, with a line that says so, where that folder is absent): a
+   one-command edit (``paragraph.append``) against a bare load and .docx store of it on a warm
+   office, and an inspection against a bare load. Target: at most 1.2x each, pooled.
+
 Run: ``uv run --no-sync python -m scripts.bench.libreoffice [--rounds 3] [--pages 60]``;
-``--side-by-side`` prints only the table of a warm office, a cold job and a pooled job;
-``--quick`` is one round, a long file of 5 pages and a size of 5.
+``--side-by-side`` prints only the table of a warm office, a cold job and a pooled job,
+``--real`` only the long real document's figures, ``--kinds`` only the table of one-command
+edits by kind and size, pooled and cold (a full run prints it last); ``--quick`` is one
+round, a long file of 5 pages, a size of 5 and two copies of the real document.
 """
 
 import asyncio
+import io
 import json
 import os
 import random
@@ -32,6 +40,7 @@ import sys
 import tempfile
 import time
 import uuid
+import zipfile
 from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from pathlib import Path
@@ -40,7 +49,7 @@ from typing import Final
 from artifactr.files.apps.libreoffice import LibreOffice, available
 from artifactr.files.apps.libreoffice._process import DRIVER
 from artifactr.files.core.app_port import AppCommand
-from artifactr.files.core.documents import build_docx
+from artifactr.files.core.documents import build_docx, build_pptx, build_xlsx
 from scripts.bench._harness import judged, machine_load, run
 from scripts.bench._harness import parser as bench_parser
 
@@ -86,8 +95,13 @@ WARM: Final = """
 import json, os, sys, time
 sys.path.insert(0, sys.argv[1])
 import export, writer_apply, writer_inspect
-from desktop import each, start
-jobs = {"inspect": writer_inspect.run, "apply": writer_apply.run, "pdf": export.run}
+from desktop import each, load, source, start, store
+def bare(job, directory, context, desktop):
+    document = load(desktop, source(job, directory))
+    if job["op"] == "save":
+        store(document, os.path.join(directory, "out.docx"), "MS Word 2007 XML")
+jobs = {"inspect": writer_inspect.run, "apply": writer_apply.run, "pdf": export.run,
+        "load": bare, "save": bare}
 began = time.perf_counter()
 spec = {"soffice": "soffice", "pipe": sys.argv[3], "author": "Bench"}
 context, desktop = start(spec, sys.argv[2])
@@ -106,7 +120,9 @@ for bridge in local.ServiceManager.createInstanceWithContext(
 os._exit(0)
 """
 """A warm office, as unoserver keeps one: started once, then each job (the driver's own code,
-on the same office) loads its file, runs, and closes it; the bench reads one line a job."""
+on the same office) loads its file, runs, and closes it; the bench reads one line a job. Its
+``load`` and ``save`` jobs are the bare floor: the driver's load (hidden, its import filter) and,
+for ``save``, one store as .docx, nothing else."""
 
 EDIT: Final = [
     AppCommand(command="changes.track", params={"value": True}),
@@ -374,6 +390,152 @@ async def side_by_side(app: LibreOffice, rounds: int) -> bool:
     return missed
 
 
+REAL: Final = Path(__file__).resolve().parents[3] / "shared" / "corpus" / "real"
+"""The project's real documents (``../shared/corpus/real``), where they are."""
+
+APPEND: Final = [AppCommand(command="paragraph.append", params={"text": "Appended."})]
+"""The one-command edit of the long real document."""
+
+
+def long_real(copies: int) -> tuple[str, bytes] | None:
+    """Return the longest real document, its body repeated ``copies`` times, or None.
+
+    The longest is the one with the most paragraphs; its styles, tables and settings are the
+    real file's, its body that many times over (300 copies of the longest, 54 paragraphs: about
+    16,000 paragraphs, issue 42's long document). None where ``../shared`` is absent.
+    """
+    files = sorted(REAL.glob("*.docx")) if REAL.is_dir() else []
+    if not files:
+        return None
+
+    def paragraphs(path: Path) -> int:
+        with zipfile.ZipFile(path) as package:
+            return package.read("word/document.xml").count(b"<w:p>") + package.read(
+                "word/document.xml"
+            ).count(b"<w:p ")
+
+    longest = max(files, key=paragraphs)
+    with zipfile.ZipFile(longest) as package:
+        parts = {info.filename: package.read(info) for info in package.infolist()}
+    document = parts["word/document.xml"].decode()
+    start = document.index("<w:body>") + len("<w:body>")
+    end = document.rindex("<w:sectPr") if "<w:sectPr" in document else document.rindex("</w:body>")
+    body = document[start:end]
+    parts["word/document.xml"] = (document[:start] + body * copies + document[end:]).encode()
+    out = io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as package:
+        for name, data in parts.items():
+            package.writestr(name, data)
+    return longest.name, out.getvalue()
+
+
+async def real(app: LibreOffice, rounds: int, copies: int) -> bool:
+    """Print a one-command edit and an inspection of the long real document; return if missed.
+
+    Against the floor, in the same run: a warm office's bare load and .docx store of the same
+    file (the edit's), and its bare load (the inspection's), through the driver's own load and
+    store. Ours twice: the driver's job on that same warm office (what the job itself adds), and
+    the adapter's job on a pooled office, ready (what an agent waits for). Rounds alternate
+    their order; each ratio is the median of the rounds'.
+    """
+    found = long_real(copies)
+    if found is None:
+        print(f"long real   skipped: {REAL} is absent (the project's shared corpus)")
+        return False
+    name, source = found
+    warm = await asyncio.to_thread(Warm)
+    pooled = LibreOffice(pool=1, export_deadline=app.export_deadline, max_size=1 << 30)
+    names = ("save", "apply", "pooled apply", "load", "inspect", "pooled inspect")
+    times: dict[str, list[float]] = {key: [] for key in names}
+    jobs: dict[str, Job] = {
+        "save": lambda: asyncio.to_thread(warm.job, "save", source),
+        "apply": lambda: asyncio.to_thread(warm.job, "apply", source, APPEND),
+        "pooled apply": lambda: pooled.apply(source, APPEND, author="Bench", deadline=1800),
+        "load": lambda: asyncio.to_thread(warm.job, "load", source),
+        "inspect": lambda: asyncio.to_thread(warm.job, "inspect", source),
+        "pooled inspect": lambda: pooled.inspect(source, deadline=1800),
+    }
+    try:
+        pages = (await pooled.inspect(source, deadline=1800)).pages
+        await asyncio.to_thread(warm.job, "load", source)  # the warm office's first load, untimed
+        for number in range(rounds):
+            for key in names if number % 2 == 0 else names[::-1]:
+                await ready(pooled)
+                await pooled.reaped()
+                times[key].append(await timed(jobs[key]()))
+    finally:
+        await asyncio.to_thread(warm.close)
+        await pooled.close()
+    median = {key: statistics.median(values) for key, values in times.items()}
+    size = len(source) // 1024
+    print(f"long real   {name} x{copies}: {pages} pages, {size} KiB, {rounds} rounds")
+    missed = False
+    for ours, floor, what in (
+        ("apply", "save", "edit (paragraph.append)  warm office's job"),
+        ("pooled apply", "save", "edit (paragraph.append)  pooled adapter  "),
+        ("inspect", "load", "inspection               warm office's job"),
+        ("pooled inspect", "load", "inspection               pooled adapter  "),
+    ):
+        value = ratio(times[ours], times[floor])
+        missed = missed or (ours.startswith("pooled") and value > 1.2)
+        bare = "bare load+store" if floor == "save" else "bare load      "
+        print(
+            f"            {what} {median[ours]:6.2f} s  {bare} {median[floor]:6.2f} s  "
+            f"ratio {value:4.2f}x  (target <= 1.2x)"
+        )
+    return missed
+
+
+def kinds_of() -> list[tuple[str, Callable[[int], bytes], list[AppCommand]]]:
+    """Return each kind and size of the per-edit table: its label, its files and its command."""
+    append = [AppCommand(command="paragraph.append", params={"text": "Appended."})]
+    return [
+        (".docx, 1 page", one_page, append),
+        (".docx, 10 pages", edit_file, append),
+        (".docx, 60 pages", lambda number: long_file(60 + number % 2), append),
+        (
+            ".xlsx, 1 sheet",
+            lambda number: build_xlsx({"Budget": [["Item", "Cost"], ["Rent", 1200 + number]]}),
+            [AppCommand(command="cell.set", params={"cell": "B2", "value": 450})],
+        ),
+        (
+            ".pptx, 5 slides",
+            lambda number: build_pptx([(f"Slide {n} of {number}", "Point") for n in range(5)]),
+            [AppCommand(command="slide.setNotes", params={"slide": 1, "text": "Say this."})],
+        ),
+    ]
+
+
+async def kinds(app: LibreOffice, rounds: int, quick: bool = False) -> None:
+    """Print what an agent waits for per edit, by kind and size, pooled and cold.
+
+    One command an edit (as an agent's tool call sends), through the adapter: on a pooled office
+    that is ready and warmed up for every kind, and on an office started for the job (cold).
+    Rounds alternate their order; each cell is the median of its rounds. ``quick``: the one-page
+    document alone.
+    """
+    pooled = LibreOffice(pool=1, pool_warm=("docx", "xlsx", "pptx"), max_size=1 << 30)
+    print("| kind, size | pooled edit | cold edit |")
+    print("|---|---|---|")
+    try:
+        for label, made, command in kinds_of()[:1] if quick else kinds_of():
+            times: dict[str, list[float]] = {"pooled": [], "cold": []}
+            for number in range(rounds):
+                source = made(number)
+                sides = ("pooled", "cold") if number % 2 == 0 else ("cold", "pooled")
+                for side in sides:
+                    await ready(pooled)
+                    await pooled.reaped()
+                    await app.reaped()
+                    adapter = pooled if side == "pooled" else app
+                    job = adapter.apply(source, command, author="Bench", deadline=600)
+                    times[side].append(await timed(job))
+            pooled_s, cold_s = (statistics.median(times[key]) for key in ("pooled", "cold"))
+            print(f"| {label} | {pooled_s:.2f} s | {cold_s:.2f} s |")
+    finally:
+        await pooled.close()
+
+
 def ratio(ours: list[float], theirs: list[float]) -> float:
     """Return the median of the rounds' ratios: each round's file is the same on both sides."""
     return statistics.median(mine / warm for mine, warm in zip(ours, theirs, strict=True))
@@ -398,10 +560,18 @@ async def timed(work: Awaitable[object]) -> float:
     return time.perf_counter() - start
 
 
-async def main(rounds: int, pages: int, sizes_asked: list[int], only_side: bool = False) -> bool:
+async def main(
+    rounds: int,
+    pages: int,
+    sizes_asked: list[int],
+    copies: int,
+    only: str = "",
+    quick: bool = False,
+) -> bool:
     """Run the figures and print them; return whether a target is missed.
 
-    ``only_side`` runs the side-by-side table alone (:func:`side_by_side`).
+    ``only`` runs one figure alone: ``side`` the side-by-side table (:func:`side_by_side`),
+    ``real`` the long real document's (:func:`real`).
     """
     found = available()
     if not found:
@@ -410,16 +580,29 @@ async def main(rounds: int, pages: int, sizes_asked: list[int], only_side: bool 
     try:
         await app.about()
         await app.isolated()
-        if only_side:
-            missed = await side_by_side(app, rounds)
+        if only:
+            missed = False
+            if only == "side":
+                missed = await side_by_side(app, rounds)
+            elif only == "kinds":
+                await kinds(app, rounds, quick)
+            else:
+                missed = await real(app, rounds, copies)
             print(f"rounds: {rounds}; sealed: {await app.sandboxed()}; {machine_load()}")
             return missed
-        return await figures(app, rounds, pages, sizes_asked)
+        return await figures(app, rounds, pages, sizes_asked, copies, quick)
     finally:
         await app.close()
 
 
-async def figures(app: LibreOffice, rounds: int, pages: int, sizes_asked: list[int]) -> bool:
+async def figures(
+    app: LibreOffice,
+    rounds: int,
+    pages: int,
+    sizes_asked: list[int],
+    copies: int,
+    quick: bool = False,
+) -> bool:
     """Run every figure on ``app`` and print them; return whether a target is missed."""
     renders: list[float] = []
     bare_renders: list[float] = []
@@ -459,6 +642,8 @@ async def figures(app: LibreOffice, rounds: int, pages: int, sizes_asked: list[i
     print(f"            bare pdftoppm of a page from the same PDF {bare_page_time:4.2f} s")
     missed = await side_by_side(app, rounds)
     missed = await sizes(app, sizes_asked) or missed
+    missed = await real(app, rounds, copies) or missed
+    await kinds(app, rounds, quick)
     print(f"rounds: {rounds}; sealed: {await app.sandboxed()}; {machine_load()}")
     return missed or render_ratio > 1.3 or edit_ratio > 1.5 or per_page > 0.3
 
@@ -475,17 +660,48 @@ if __name__ == "__main__":
         help="pages of the long files inspected against a bare load",
     )
     parser.add_argument(
+        "--copies",
+        type=int,
+        default=300,
+        help="times the longest real document's body is repeated for the long real figure",
+    )
+    only = parser.add_mutually_exclusive_group()
+    only.add_argument(
         "--side-by-side",
-        action="store_true",
+        action="store_const",
+        const="side",
+        dest="only",
+        default="",
         help="only the table of a warm office, a cold job and a pooled job",
+    )
+    only.add_argument(
+        "--real",
+        action="store_const",
+        const="real",
+        dest="only",
+        help="only the long real document's edit and inspection against a bare load and store",
+    )
+    only.add_argument(
+        "--kinds",
+        action="store_const",
+        const="kinds",
+        dest="only",
+        help="only the table of an edit's time by kind and size, pooled and cold",
     )
     options = parser.parse_args()
     if options.quick:
-        options.rounds, options.pages, options.sizes = 1, 5, [5]
+        options.rounds, options.pages, options.sizes, options.copies = 1, 5, [5], 2
     sys.exit(
         run(
             lambda: judged(
-                main(options.rounds, options.pages, options.sizes, options.side_by_side),
+                main(
+                    options.rounds,
+                    options.pages,
+                    options.sizes,
+                    options.copies,
+                    options.only,
+                    options.quick,
+                ),
                 options.quick,
             )
         )

@@ -34,7 +34,7 @@ import impress_inspect
 import warmup
 import writer_apply
 import writer_inspect
-from desktop import Refused, author, message, start
+from desktop import Refused, author, message, start, user_profile
 
 JOBS = {"inspect": writer_inspect.run, "apply": writer_apply.run, "pdf": export.run}
 """What runs each job, by its ``op``."""
@@ -66,11 +66,14 @@ def main():
         # A pooled office warms up on a document of its own, says it is ready, and only then
         # reads its job on stdin: a pool starts offices ahead.
         cold = warmup.warm(desktop, directory, job.get("warm", []), job_waiting)
+        # What every job needs is made before it comes: the modules are imported above, the
+        # bridge is up, and the user profile the job's author is written to is open.
+        profile = user_profile(context)
         said = {"ready": True, "cold": cold} if cold else {"ready": True}
         sys.stdout.write(json.dumps(said) + "\n")
         sys.stdout.flush()
         job.update(json.loads(sys.stdin.readline() or "{}"))
-        author(context, job["author"])
+        author(profile, job["author"])
         jobs = FORMATS.get(job.get("format", "docx"), JOBS)
         reply = {"ok": True, "result": jobs[job["op"]](job, directory, context, desktop)}
     except Refused as refusal:

@@ -219,15 +219,22 @@ def start(job, directory):
     return context, desktop
 
 
-def author(context, name):
-    """Make a name the office's user, who tracked changes and comments are by."""
+def user_profile(context):
+    """Return the office's user profile, to be written: made before the job comes."""
     provider = context.ServiceManager.createInstanceWithContext(
         "com.sun.star.configuration.ConfigurationProvider", context
     )
-    access = provider.createInstanceWithArguments(
+    return provider.createInstanceWithArguments(
         "com.sun.star.configuration.ConfigurationUpdateAccess",
         (prop("nodepath", "/org.openoffice.UserProfile/Data"),),
     )
+
+
+def author(access, name):
+    """Make a name the office's user, who tracked changes and comments are by.
+
+    ``access`` is the office's :func:`user_profile`.
+    """
     access.setPropertyValue("givenname", name)
     access.setPropertyValue("sn", "")
     access.commitChanges()

@@ -1,10 +1,11 @@
 """The apply job: run a batch of commands on a Writer document and save it as ``out.docx``.
 
-Every command runs in order; the file is saved only if each succeeds, then read back as the
-inspect job reads it. A command the document can't do refuses the whole batch, its reason naming
-the command's index. The commands and their parameters are checked by the adapter
-(``_catalog.py``) before this runs; here is checked what only the document can tell (is there
-such a heading, table or change).
+Every command runs in order; the file is saved only if each succeeds, then the saved file and
+the document still open are read as the inspect job reads its file (no second load, and no
+second export where ``docx_read.py`` reads the saved file). A command the document can't do
+refuses the whole batch, its reason naming the command's index. The commands and their
+parameters are checked by the adapter (``_catalog.py``) before this runs; here is checked what
+only the document can tell (is there such a heading, table or change).
 """
 
 import difflib
@@ -122,10 +123,14 @@ def table_of(document, number):
     return tables[number - 1]
 
 
+BY_ID = ("changes.accept", "changes.reject")
+"""The commands that name a tracked change by its id."""
+
+
 class Batch:
     """One batch's state: the document, the office, and who acts."""
 
-    def __init__(self, context, document, author):
+    def __init__(self, context, document, author, commands=()):
         self.context = context
         self.document = document
         self.author = author
@@ -133,9 +138,12 @@ class Batch:
             "com.sun.star.frame.DispatchHelper", context
         )
         # Ids are those of the document as loaded, whatever the batch adds or removes before;
-        # the comments are read on first use, as finding them reads every paragraph.
+        # the comments are read on first use, as finding them reads every paragraph, and the
+        # tracked changes only for a batch that names one by its id (read before its first
+        # command, as loaded): no other batch pays for walking them.
         self.found = None
-        self.changes = changes_of(document)
+        named = any(step["command"] in BY_ID for step in commands)
+        self.changes = changes_of(document) if named else []
 
     @property
     def comments(self):
@@ -500,7 +508,7 @@ COMMANDS = {
 def run(job, directory, context, desktop):
     """The apply job: run the batch, save ``out.docx``, and read the saved file back."""
     document = load(desktop, source(job, directory))
-    batch = Batch(context, document, job["author"])
+    batch = Batch(context, document, job["author"], job["commands"])
     results = []
     for index, step in enumerate(job["commands"]):
         try:
@@ -513,6 +521,6 @@ def run(job, directory, context, desktop):
             ) from None
     saved = os.path.join(directory, "out.docx")
     store(document, saved, "MS Word 2007 XML")
-    result = inspect(document, directory)
+    result = inspect(document, directory, saved)
     result["results"] = results
     return result

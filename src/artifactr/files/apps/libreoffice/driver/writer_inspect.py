@@ -1,6 +1,8 @@
 """Reading a Writer document: the inspect job, and what the apply job reads over UNO.
 
-``inspect`` returns ``{"outline", "text", "review", "pages"}`` from the office's own ODF export
+``inspect`` returns ``{"outline", "text", "review", "pages"}`` from the .docx in hand, the file
+given or the one just stored (``docx_read.py``), or, where that holds what only the ODF reading
+reads (tracked changes, comments, notes, frames), from the office's own ODF export
 (``odf_read.py``); the other functions read paragraphs over UNO, for the apply job to find what
 a command names, with the same rules for what a paragraph shows.
 """
@@ -8,6 +10,7 @@ a command names, with the same rules for what a paragraph shows.
 import os
 import re
 
+import docx_read
 import odf_read
 from desktop import each, load, source, store
 
@@ -111,18 +114,30 @@ def changes_of(document):
     return each(document.getRedlines())
 
 
-def inspect(document, directory):
+def inspect(document, directory, docx):
     """Return what the document holds: outline, text, review items and pages.
 
-    The document is stored once as ODF in the job's directory and read in one pass
-    (``odf_read.py``); only its page count is asked of the office.
+    ``docx`` is the document as a .docx: the file the job loaded, or the one it just stored.
+    It is read in one pass (``docx_read.py``) where it holds only what that reader reads; else
+    the document is stored once as ODF in the job's directory and read in one pass
+    (``odf_read.py``). Only its page count and styles are asked of the office.
     """
-    package = os.path.join(directory, "inspect.odt")
-    store(document, package, "writer8")
+    count = pages(document)
     try:
-        return {**odf_read.read(package, pages(document)), "styles": styles_of(document)}
-    finally:
-        os.remove(package)
+        found = docx_read.read(docx, count, has_changes(document))
+    except docx_read.Unread:
+        package = os.path.join(directory, "inspect.odt")
+        store(document, package, "writer8")
+        try:
+            found = odf_read.read(package, count)
+        finally:
+            os.remove(package)
+    return {**found, "styles": styles_of(document)}
+
+
+def has_changes(document):
+    """Return whether the document holds tracked changes, anywhere."""
+    return bool(document.getRedlines().createEnumeration().hasMoreElements())
 
 
 COMMON_STYLES = {
@@ -158,4 +173,5 @@ def pages(document):
 
 def run(job, directory, _context, desktop):
     """The inspect job: read the file."""
-    return inspect(load(desktop, source(job, directory)), directory)
+    path = source(job, directory)
+    return inspect(load(desktop, path), directory, path)

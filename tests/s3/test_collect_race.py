@@ -5,14 +5,15 @@ at the markers again and puts the bytes back if a put marked them meanwhile. Eac
 collect at one exact step (a hook on its looks at the markers, no timing) and runs a put, a read
 or another collect there: no put that returned loses its bytes, and no read of them fails.
 The last tests run a put's two steps (its marker, its create) in every order among collect's,
-for a small put and for a large one whose digest is given (no staging: its marker, then its
-look for the object, its upload in parts, its second marker and its last look); and a large put
-that stalls past the grace between its marker and its upload.
+for a small put and for a large one whose digest is given (no staging: a look for the object,
+its parts sent, then its marker once the digest matched, then the upload's completion; or, if
+the object is there, its marker and a second look); and a large put that stalls past the grace
+halfway, whose put time is its end.
 """
 
 import asyncio
 import hashlib
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 
 import obstore
@@ -257,9 +258,10 @@ GAPS = ["before L1", "L1..delete", "delete..L2", "L2..end", "after"]
 async def test_a_put_marking_and_creating_at_any_step_of_collect_keeps_its_bytes(
     seaweed: SeaweedFS, marked: int, created: int, size: str
 ) -> None:
-    # A large put is given its digest, as a check-in's spool gives it: after its marker it
-    # looks for the object, then (if it is missing) sends its parts to the digest's key and
-    # marks again, all in the gap `created`.
+    # A large put is given its digest, as a check-in's spool gives it. It looks for the object
+    # first: if it is there, it marks it (in the gap `marked`) and looks again (in `created`);
+    # if not, it sends its parts, marks the bytes once the digest matched (`marked`) and
+    # completes the upload (`created`).
     data, given = (BYTES, None) if size == "small" else (LARGE, hashlib.sha256(LARGE).hexdigest())
     clock = Clock()
     blobs, sha256 = await old_blob(seaweed, clock, data)
@@ -293,22 +295,30 @@ async def test_a_put_marking_and_creating_at_any_step_of_collect_keeps_its_bytes
     assert await aside(seaweed, key_of(blobs, sha256)) == []
 
 
-async def test_a_large_put_that_stalls_past_the_grace_before_its_upload_is_marked_again(
+async def test_a_large_put_that_stalls_past_the_grace_midway_is_marked_as_it_ends(
     seaweed: SeaweedFS,
 ) -> None:
     clock = Clock()
     blobs = s3_blobs(seaweed, clock=clock)
-    putting = Steps(blobs, seaweed, clock)
     sha256 = hashlib.sha256(LARGE).hexdigest()
-    put = asyncio.create_task(putting.put(SCOPE, "a1", stream(LARGE), "text/plain", sha256=sha256))
-    await asyncio.wait_for(putting.reached[4].wait(), 30)
-    # The put marked the bytes, then stalled for two hours: a collect takes its marker (a
-    # marker without bytes, older than the grace) before the upload is done.
+    halfway, resume = asyncio.Event(), asyncio.Event()
+
+    async def stalling() -> AsyncIterator[bytes]:
+        half = len(LARGE) // 2
+        async for piece in stream(LARGE[:half]):
+            yield piece
+        halfway.set()
+        await resume.wait()
+        async for piece in stream(LARGE[half:]):
+            yield piece
+
+    put = asyncio.create_task(blobs.put(SCOPE, "a1", stalling(), "text/plain", sha256=sha256))
+    await asyncio.wait_for(halfway.wait(), 30)
+    # Halfway through, the put stalls for two hours, and a collect runs: nothing is there yet.
     clock.now += 2 * HOUR
     assert await blobs.collect(SCOPE, set(), before=clock.now - HOUR) == 0
-    assert await keys(seaweed, prefix_of(blobs)) == []
-    putting.go[4].set()
+    resume.set()
     assert (await put).sha256 == sha256
-    # It marked them again once they were up: the grace runs from then, and a collect keeps them.
+    # Its put time is when it ended, not when it began: a collect within the grace keeps it.
     assert await blobs.collect(SCOPE, set(), before=clock.now - HOUR) == 0
     assert await blobs.get(SCOPE, "a1", sha256) == LARGE

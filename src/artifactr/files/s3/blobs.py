@@ -278,28 +278,22 @@ class S3Blobs:
     async def _put_direct(self, key: str, data: AsyncIterator[bytes], media_type: str) -> None:
         """Put a stream whose digest is known straight to its key, in parts: no copy.
 
-        The steps, each after the last (ADR-0024's amendment of 2026-12-05 proves them against
-        every interleaving with collects): a marker (``W``); a head (``H``): if the object is
-        there, the stream is only read through to check it, and the put is done (as a put of
-        stored bytes); else the upload (``U``), whose last part goes only once the stream
-        hashed to the digest; a second marker (``W2``), and a head that must find the object
-        (``C2``). A multipart upload cannot be completed conditionally through the client, so
-        two puts of the same new bytes may both complete: the second overwrites the same bytes.
+        If the object is there (a head), the put is a put of stored bytes: a marker, then a
+        head that finds it, and the stream is only read through to check it. Otherwise the
+        parts go up as they come, and once the last byte is read and the digest matched, the
+        marker is written before the upload completes: the marker, then the object, as a small
+        put's (ADR-0024's amendment of 2026-12-05 walks every interleaving with collects). A
+        multipart upload cannot be completed conditionally through the client, so two puts of
+        the same new bytes may both complete: the second writes the same bytes again.
         """
-        await self._mark(key, media_type)
         async with translated(self._bucket):
-            stored = await self._exists(key)
-        if stored:
-            async for _ in data:
-                pass
-            return
-        await self._upload(key, data)
-        await self._mark(key, media_type)
-        async with translated(self._bucket):
-            if not await self._exists(key):
-                raise InvalidState(
-                    "a large put took longer than the grace period and was collected"
-                )
+            if await self._exists(key):
+                await self._mark(key, media_type)
+                if await self._exists(key):
+                    async for _ in data:
+                        pass
+                    return
+        await self._upload(key, _then(data, lambda: self._mark(key, media_type)))
 
     async def _put_staged(
         self,
@@ -638,6 +632,15 @@ async def _joined(
         yield piece
     # A digest given but not matched stops the stream before it ends: no upload completes.
     hashing.confirmed()
+
+
+async def _then(
+    data: AsyncIterator[bytes], last: Callable[[], Awaitable[None]]
+) -> AsyncIterator[bytes]:
+    """Yield the stream, then do ``last`` before it ends: before a multipart upload completes."""
+    async for piece in data:
+        yield piece
+    await last()
 
 
 async def _kept(data: AsyncIterator[bytes], failed: list[BaseException]) -> AsyncIterator[bytes]:

@@ -11,10 +11,12 @@ percent-quoted so none holds a ``/``; the digest comes last, never alone::
 A put first records itself (a marker, an empty object named with the time and media type), then
 creates the object with a conditional create (``If-None-Match: *``): two puts of the same bytes
 never fight, and a retried put writes a marker and nothing more. Bytes that end within
-:data:`SINGLE_PUT` go in one request; a larger stream is hashed as it goes up in a multipart
-upload to a staging key, then copied to its digest's key with a conditional create, so memory
-stays flat at any size. The newest marker is the blob's put time and media type: a put of bytes
-already stored refreshes them without touching the bytes. :meth:`S3Blobs.collect` lists the
+:data:`SINGLE_PUT` go in one request. A larger stream goes up in a multipart upload, so memory
+stays flat at any size: straight to its digest's key if the caller gave the digest (a check-in's
+spool has it), its marker written once the last byte matched it and before the upload completes;
+otherwise to a staging key, then copied to its digest's key with a conditional create. The
+newest marker is the blob's put time and media type: a put of bytes already stored refreshes
+them without touching the bytes. :meth:`S3Blobs.collect` lists the
 scope's prefix and removes unreferenced blobs whose newest marker is older than the cutoff,
 stale markers, and staged puts that died. It never deletes a blob's bytes outright: it copies
 them aside (``.gone/``), deletes the object, then looks at the markers again; a put marked

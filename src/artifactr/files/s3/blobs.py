@@ -289,12 +289,16 @@ class S3Blobs:
         the same new bytes may both complete: the second writes the same bytes again.
         """
         async with translated(self._bucket):
-            if await self._exists(key):
-                await self._mark(key, media_type)
-                if await self._exists(key):
-                    async for _ in data:
-                        pass
-                    return
+            stored = await self._exists(key)
+        if stored:
+            await self._mark(key, media_type)
+            async with translated(self._bucket):
+                stored = await self._exists(key)
+        if stored:
+            # The caller's stream, read only to check it: its own errors pass as they are.
+            async for _ in data:
+                pass
+            return
         await self._upload(key, _then(data, lambda: self._mark(key, media_type)))
 
     async def _put_staged(

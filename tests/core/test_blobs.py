@@ -287,6 +287,57 @@ async def test_a_stream_that_fails_stores_nothing_and_its_error_passes_through(
     assert await store.blobs.collect(SCOPE, set(), before=store.clock.now + HOUR) == 0
 
 
+@pytest.mark.parametrize("size", [100_000, 9 * MiB + 5], ids=["small", "past-one-request"])
+async def test_a_put_given_its_digest_stores_the_bytes_under_it_once(
+    store: Store, size: int
+) -> None:
+    data = noise(size, seed=3)
+    given = sha(data)
+    puts = [
+        store.blobs.put(SCOPE, "a1", stream(data, MiB), "video/mp4", sha256=given) for _ in range(2)
+    ]
+    first, second = await asyncio.gather(*puts)
+    assert first == second == Blob(sha256=given, size=size, media_type="video/mp4")
+    assert await store.blobs.get(SCOPE, "a1", given) == data
+    # Put again three hours later, given its digest or not: the same blob, its put time new.
+    store.clock.now += 3 * HOUR
+    again = await store.blobs.put(SCOPE, "a1", stream(data, MiB), "text/plain", sha256=given)
+    assert again == first.model_copy(update={"media_type": "text/plain"})
+    assert await store.blobs.put(SCOPE, "a1", stream(data, MiB), "text/plain") == again
+    assert await store.blobs.collect(SCOPE, set(), before=store.clock.now - HOUR) == 0
+    assert await store.blobs.stat(SCOPE, "a1", given) == again
+    assert await store.blobs.collect(SCOPE, set(), before=store.clock.now + HOUR) == 1
+
+
+@pytest.mark.parametrize("size", [100_000, 9 * MiB + 5], ids=["small", "past-one-request"])
+async def test_a_put_given_another_digest_is_refused_and_stores_nothing(
+    store: Store, size: int
+) -> None:
+    data, other = noise(size, seed=4), noise(size, seed=5)
+    with pytest.raises(InvalidState, match="not to the digest they were given"):
+        await store.blobs.put(SCOPE, "a1", stream(data, MiB), "text/plain", sha256=sha(other))
+    assert await store.blobs.stat(SCOPE, "a1", sha(other)) is None
+    assert await store.blobs.stat(SCOPE, "a1", sha(data)) is None
+    # Nor do bytes claiming the digest of bytes stored pass for them.
+    stored = await store.blobs.put(SCOPE, "a1", stream(other, MiB), "text/plain")
+    with pytest.raises(InvalidState, match="not to the digest they were given"):
+        await store.blobs.put(SCOPE, "a1", stream(data, MiB), "text/plain", sha256=sha(other))
+    assert await store.blobs.get(SCOPE, "a1", stored.sha256) == other
+    assert await store.blobs.collect(SCOPE, set(), before=store.clock.now + HOUR) == 1
+
+
+async def test_put_many_of_bytes_past_one_request_stores_them_under_their_digest(
+    store: Store,
+) -> None:
+    large, small = noise(9 * MiB + 1, seed=6), b"small"
+    blobs = await store.blobs.put_many(SCOPE, "a1", [(large, "video/mp4"), (small, "text/plain")])
+    assert [(blob.sha256, blob.size) for blob in blobs] == [
+        (sha(large), len(large)),
+        (sha(small), len(small)),
+    ]
+    assert await store.blobs.get(SCOPE, "a1", sha(large)) == large
+
+
 async def test_collect_removes_only_unreferenced_blobs_put_before_the_cutoff(
     store: Store,
 ) -> None:

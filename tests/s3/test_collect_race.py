@@ -4,11 +4,16 @@ Collect never deletes a blob's bytes outright: it copies them aside, deletes the
 at the markers again and puts the bytes back if a put marked them meanwhile. Each test pauses a
 collect at one exact step (a hook on its looks at the markers, no timing) and runs a put, a read
 or another collect there: no put that returned loses its bytes, and no read of them fails.
-The last test runs a put's two steps (its marker, its create) in every order among collect's.
+The last tests run a put's two steps (its marker, its create) in every order among collect's,
+for a small put and for a large one whose digest is given (no staging: a look for the object,
+its parts sent, then its marker once the digest matched, then the upload's completion; or, if
+the object is there, its marker and a second look); and a large put that stalls past the grace
+halfway, whose put time is its end.
 """
 
 import asyncio
-from collections.abc import Awaitable, Callable
+import hashlib
+from collections.abc import AsyncIterator, Awaitable, Callable
 from datetime import timedelta
 
 import obstore
@@ -17,6 +22,7 @@ from artifactr.workspace import Scope
 
 from artifactr.files.core.manifests import Blob
 from artifactr.files.s3 import S3Blobs
+from artifactr.files.s3.blobs import SINGLE_PUT
 from tests.clock import Clock
 from tests.s3.test_s3_blobs import bare, keys, prefix_of, stream
 from tests.seaweed import ACCESS_KEY, SECRET_KEY, SeaweedFS, s3_blobs
@@ -24,6 +30,8 @@ from tests.seaweed import ACCESS_KEY, SECRET_KEY, SeaweedFS, s3_blobs
 SCOPE = Scope(tenant_id="t/1", workspace_id="w 1")
 HOUR = timedelta(hours=1)
 BYTES = b"bytes a put and a collect both want"
+LARGE = bytes(range(256)) * ((SINGLE_PUT + 3 * 256) // 256)
+"""Bytes past one request: a put given their digest sends them in parts to their key."""
 
 
 class Stepped(S3Blobs):
@@ -71,10 +79,10 @@ class Stepped(S3Blobs):
         return copies
 
 
-async def old_blob(seaweed: SeaweedFS, clock: Clock) -> tuple[S3Blobs, str]:
-    """Store BYTES two hours ago; return the blobs and the object's key."""
+async def old_blob(seaweed: SeaweedFS, clock: Clock, data: bytes = BYTES) -> tuple[S3Blobs, str]:
+    """Store the bytes two hours ago; return the blobs and the digest."""
     blobs = s3_blobs(seaweed, clock=clock)
-    blob = await blobs.put(SCOPE, "a1", stream(BYTES), "text/plain")
+    blob = await blobs.put(SCOPE, "a1", stream(data), "text/plain")
     clock.now += 2 * HOUR
     return blobs, blob.sha256
 
@@ -233,24 +241,30 @@ class Steps(S3Blobs):
         await self._step(2 * self.looks - 1)
         return marked
 
-    async def _mark(self, scope: Scope, artifact_id: str, blob: Blob) -> None:
-        await super()._mark(scope, artifact_id, blob)
+    async def _mark(self, key: str, media_type: str) -> None:
+        await super()._mark(key, media_type)
         await self._step(4)
 
 
 GAPS = ["before L1", "L1..delete", "delete..L2", "L2..end", "after"]
 
 
+@pytest.mark.parametrize("size", ["small", "large"])
 @pytest.mark.parametrize(
     ("marked", "created"),
     [(w, c) for w in range(len(GAPS)) for c in range(w, len(GAPS))],
     ids=lambda gap: GAPS[gap].replace(" ", "-"),
 )
 async def test_a_put_marking_and_creating_at_any_step_of_collect_keeps_its_bytes(
-    seaweed: SeaweedFS, marked: int, created: int
+    seaweed: SeaweedFS, marked: int, created: int, size: str
 ) -> None:
+    # A large put is given its digest, as a check-in's spool gives it. It looks for the object
+    # first: if it is there, it marks it (in the gap `marked`) and looks again (in `created`);
+    # if not, it sends its parts, marks the bytes once the digest matched (`marked`) and
+    # completes the upload (`created`).
+    data, given = (BYTES, None) if size == "small" else (LARGE, hashlib.sha256(LARGE).hexdigest())
     clock = Clock()
-    blobs, sha256 = await old_blob(seaweed, clock)
+    blobs, sha256 = await old_blob(seaweed, clock, data)
     collecting = Steps(blobs, seaweed, clock)
     putting = Steps(blobs, seaweed, clock)
     collect = asyncio.create_task(collecting.collect(SCOPE, set(), before=clock.now - HOUR))
@@ -266,14 +280,45 @@ async def test_a_put_marking_and_creating_at_any_step_of_collect_keeps_its_bytes
         if gap == len(GAPS) - 1:
             await collect
         if gap == marked:
-            put = asyncio.create_task(putting.put(SCOPE, "a1", stream(BYTES), "text/plain"))
+            put = asyncio.create_task(
+                putting.put(SCOPE, "a1", stream(data), "text/plain", sha256=given)
+            )
             await asyncio.wait_for(putting.reached[4].wait(), 30)
         if gap == created:
             assert put is not None
             putting.go[4].set()
-            await put
+            assert (await put).sha256 == sha256
         if gap < len(GAPS) - 1:
             collecting.go[gap].set()
     await collect
-    assert await blobs.get(SCOPE, "a1", sha256) == BYTES
+    assert await blobs.get(SCOPE, "a1", sha256) == data
     assert await aside(seaweed, key_of(blobs, sha256)) == []
+
+
+async def test_a_large_put_that_stalls_past_the_grace_midway_is_marked_as_it_ends(
+    seaweed: SeaweedFS,
+) -> None:
+    clock = Clock()
+    blobs = s3_blobs(seaweed, clock=clock)
+    sha256 = hashlib.sha256(LARGE).hexdigest()
+    halfway, resume = asyncio.Event(), asyncio.Event()
+
+    async def stalling() -> AsyncIterator[bytes]:
+        half = len(LARGE) // 2
+        async for piece in stream(LARGE[:half]):
+            yield piece
+        halfway.set()
+        await resume.wait()
+        async for piece in stream(LARGE[half:]):
+            yield piece
+
+    put = asyncio.create_task(blobs.put(SCOPE, "a1", stalling(), "text/plain", sha256=sha256))
+    await asyncio.wait_for(halfway.wait(), 30)
+    # Halfway through, the put stalls for two hours, and a collect runs: nothing is there yet.
+    clock.now += 2 * HOUR
+    assert await blobs.collect(SCOPE, set(), before=clock.now - HOUR) == 0
+    resume.set()
+    assert (await put).sha256 == sha256
+    # Its put time is when it ended, not when it began: a collect within the grace keeps it.
+    assert await blobs.collect(SCOPE, set(), before=clock.now - HOUR) == 0
+    assert await blobs.get(SCOPE, "a1", sha256) == LARGE

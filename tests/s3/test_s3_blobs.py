@@ -1,7 +1,8 @@
 """S3Blobs' own behaviour on a real SeaweedFS: keys, large puts, refreshes, damage, failures.
 
 The contract every blob store keeps is ``tests/core/test_blobs.py``; here is what only an object
-store does: the conditional create, the staged multipart put, the put-time markers that a
+store does: the conditional create, the staged multipart put and the one straight to the
+digest's key when the digest is given, the put-time markers that a
 refresh writes and collect reads again, a digest checked on every read, and each way the store
 fails, typed: unreachable, bucket missing, credentials refused, throttled (by a real HTTP peer
 that answers 503 SlowDown), and any other answer.
@@ -219,6 +220,101 @@ async def test_a_large_put_whose_staged_bytes_were_collected_meanwhile_fails_typ
         await blobs.put(SCOPE, "a1", stream(noise(SINGLE_PUT + 1)), "x/y")
     assert await blobs.collect(SCOPE, set(), before=clock.now + HOUR) == 0
     assert await keys(seaweed, prefix) == []
+
+
+async def test_a_large_put_given_its_digest_goes_straight_to_its_key_and_a_retry_sends_no_part(
+    seaweed: SeaweedFS,
+) -> None:
+    asked: list[str] = []
+
+    def count(line: str) -> None:
+        asked.append(line)
+
+    data = noise(SINGLE_PUT * 2 + 3, seed=9)
+    given = hashlib.sha256(data).hexdigest()
+    async with Proxy(seaweed.ports["s3"], answer=count) as proxy:
+        blobs = S3Blobs(
+            "blobs",
+            prefix=f"direct-{os.urandom(4).hex()}",
+            endpoint_url=proxy.endpoint,
+            access_key_id=ACCESS_KEY,
+            secret_access_key=SECRET_KEY,
+        )
+        blob = await blobs.put(SCOPE, "a1", stream(data, MiB), "video/mp4", sha256=given)
+        assert blob.sha256 == given
+        # Every byte went to the digest's key, in parts: nothing staged, nothing copied.
+        sent = [line.split()[1] for line in asked if line.startswith("PUT")]
+        assert [path for path in sent if ".at/" not in path]
+        assert all(f"/{given}" in path for path in sent)
+        asked.clear()
+        assert await blobs.put(SCOPE, "a1", stream(data, MiB), "video/mp4", sha256=given) == blob
+        # A retry marks the bytes and finds them there: no part goes up again.
+        sent = [line.split()[1] for line in asked if line.startswith(("PUT", "POST"))]
+        assert len(sent) == 1
+        assert ".at/" in sent[0]
+        assert await blobs.get(SCOPE, "a1", given) == data
+
+
+@pytest.mark.parametrize("failure", ["too_large", "cut_off", "another_digest"])
+async def test_a_large_put_given_a_digest_that_fails_completes_no_object(
+    seaweed: SeaweedFS, failure: str
+) -> None:
+    clock = Clock()
+    blobs = s3_blobs(seaweed, clock=clock)
+    data = noise(3 * SINGLE_PUT)
+    given = hashlib.sha256(data).hexdigest()
+
+    async def cut_off() -> AsyncIterator[bytes]:
+        yield data[: SINGLE_PUT + 1]
+        yield data[SINGLE_PUT + 1 : 2 * SINGLE_PUT]
+        raise ConnectionResetError("the client went away")
+
+    if failure == "too_large":
+        with pytest.raises(FileTooLarge):
+            await blobs.put(SCOPE, "a1", stream(data, MiB), "x/y", limit=20 * MiB, sha256=given)
+    elif failure == "cut_off":
+        with pytest.raises(ConnectionResetError):
+            await blobs.put(SCOPE, "a1", cut_off(), "x/y", sha256=given)
+    else:
+        with pytest.raises(InvalidState, match="not to the digest they were given"):
+            await blobs.put(SCOPE, "a1", stream(data[1:], MiB), "x/y", sha256=given)
+    # Nothing was completed, nor marked: the marker goes only once the digest matched.
+    assert await keys(seaweed, prefix_of(blobs)) == []
+
+
+async def test_a_large_put_of_stored_bytes_that_a_collect_removes_between_its_looks_sends_them(
+    seaweed: SeaweedFS,
+) -> None:
+    clock = Clock()
+    data = noise(SINGLE_PUT + 1, seed=11)
+    given = hashlib.sha256(data).hexdigest()
+    plain = s3_blobs(seaweed, clock=clock)
+    await plain.put(SCOPE, "a1", stream(data), "x/y", sha256=given)
+    removed = False
+
+    def collect_meanwhile() -> object:
+        # The put found the object and marks it: a collect that looked at the markers just
+        # before removes the object now, so the put's second look finds none.
+        nonlocal removed
+        if not removed:
+            removed = True
+            store = bare(seaweed)
+            listed = obstore.list(store, prefix_of(plain)).collect()
+            obstore.delete(store, [m["path"] for m in listed if m["path"].endswith(given)])
+        return clock.now
+
+    blobs = S3Blobs(
+        "blobs",
+        prefix=prefix_of(plain),
+        endpoint_url=seaweed.endpoint,
+        region="us-east-1",
+        access_key_id=ACCESS_KEY,
+        secret_access_key=SECRET_KEY,
+        clock=collect_meanwhile,
+    )
+    assert (await blobs.put(SCOPE, "a1", stream(data), "x/y", sha256=given)).sha256 == given
+    assert removed
+    assert await blobs.get(SCOPE, "a1", given) == data
 
 
 async def test_collect_removes_staged_puts_that_died_and_markers_without_bytes(

@@ -11,7 +11,7 @@ from collections.abc import AsyncIterable, AsyncIterator, Sequence, Set
 from datetime import datetime
 from typing import Protocol
 
-from artifactr.core import NotFound
+from artifactr.core import InvalidState, NotFound
 from artifactr.workspace import Scope
 
 from artifactr.files.core.clock import Clock, utc_now
@@ -37,14 +37,20 @@ class Blobs(Protocol):
         media_type: str,
         *,
         limit: int | None = None,
+        sha256: str | None = None,
     ) -> Blob:
         """Store bytes as they stream in, hashing and counting them; return their :class:`Blob`.
 
         Idempotent: putting the same bytes again returns the same blob and refreshes its put
-        time.
+        time. ``sha256`` is the digest the bytes are known to have, if the caller hashed them
+        already (a spooled upload): an adapter may store them under it as they stream, where it
+        would otherwise store them aside and move them once their digest is known (S3: a copy,
+        ADR-0024). The bytes are hashed all the same, and checked against it before any of
+        them is stored under it.
 
         Raises:
             FileTooLarge: If more than ``limit`` bytes arrive; nothing is stored.
+            InvalidState: If the bytes don't hash to ``sha256``; nothing is stored.
         """
         ...
 
@@ -100,11 +106,17 @@ class Blobs(Protocol):
 
 
 class Hashing:
-    """Hashes and counts bytes as they pass, refusing more than a limit."""
+    """Hashes and counts bytes as they pass, refusing more than a limit.
 
-    def __init__(self, limit: int | None = None) -> None:
+    Args:
+        limit: The most bytes that may pass; any number if omitted.
+        expected: The digest the bytes should have, which :meth:`confirmed` checks.
+    """
+
+    def __init__(self, limit: int | None = None, *, expected: str | None = None) -> None:
         self._sha = hashlib.sha256()
         self._limit = limit
+        self._expected = expected
         self.size = 0
         """How many bytes have passed."""
 
@@ -136,6 +148,20 @@ class Hashing:
         """The hex digest of what has passed."""
         return self._sha.hexdigest()
 
+    def confirmed(self) -> str:
+        """Return the hex digest of everything that passed, once it is the one expected.
+
+        Raises:
+            InvalidState: If a digest was expected and the bytes have another.
+        """
+        digest = self.sha256
+        if self._expected is not None and digest != self._expected:
+            raise InvalidState(
+                f"the bytes put hash to {digest[:12]}..., not to the digest they were given "
+                f"({self._expected[:12]}...): nothing was stored"
+            )
+        return digest
+
 
 class InMemoryBlobs:
     """Blobs in a dict: for tests and the embedded demo.
@@ -156,16 +182,18 @@ class InMemoryBlobs:
         media_type: str,
         *,
         limit: int | None = None,
+        sha256: str | None = None,
     ) -> Blob:
         """Store bytes; see :meth:`Blobs.put`."""
-        hashing = Hashing(limit)
+        hashing = Hashing(limit, expected=sha256)
         parts: list[bytes] = []
         async for chunk in data:
             hashing.update(chunk)
             parts.append(chunk)
-        key = (scope.tenant_id, scope.workspace_id, artifact_id, hashing.sha256)
+        digest = hashing.confirmed()
+        key = (scope.tenant_id, scope.workspace_id, artifact_id, digest)
         self._blobs[key] = (b"".join(parts), media_type, self._clock())
-        return Blob(sha256=hashing.sha256, size=hashing.size, media_type=media_type)
+        return Blob(sha256=digest, size=hashing.size, media_type=media_type)
 
     async def put_many(
         self, scope: Scope, artifact_id: str, items: Sequence[tuple[bytes, str]]

@@ -224,7 +224,8 @@ class ServiceBase:
         """Put a file's content, text and review, and ``also``; return the manifest fields.
 
         Content in memory goes with the rest in one :meth:`Blobs.put_many`; a spooled file
-        streams in a put of its own. The fingerprint is always the package's own
+        streams in a put of its own, with the digest it was spooled with (so an object store
+        puts it straight to its digest's key, ADR-0024). The fingerprint is always the package's own
         (``printed``), never an app's claim, so a check-in and the head compare alike
         whichever app read them. The second value is ``also``'s blobs, in order.
         """
@@ -239,7 +240,9 @@ class ServiceBase:
                 scope, artifact_id, [(content, media_type), *derived]
             )
         else:
-            stored = await self.blobs.put(scope, artifact_id, content.chunks(), media_type)
+            stored = await self.blobs.put(
+                scope, artifact_id, content.chunks(), media_type, sha256=content.sha256
+            )
             rest = await self.blobs.put_many(scope, artifact_id, derived)
         text, review, *more = rest
         fields = Written(

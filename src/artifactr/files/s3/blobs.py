@@ -11,10 +11,12 @@ percent-quoted so none holds a ``/``; the digest comes last, never alone::
 A put first records itself (a marker, an empty object named with the time and media type), then
 creates the object with a conditional create (``If-None-Match: *``): two puts of the same bytes
 never fight, and a retried put writes a marker and nothing more. Bytes that end within
-:data:`SINGLE_PUT` go in one request; a larger stream is hashed as it goes up in a multipart
-upload to a staging key, then copied to its digest's key with a conditional create, so memory
-stays flat at any size. The newest marker is the blob's put time and media type: a put of bytes
-already stored refreshes them without touching the bytes. :meth:`S3Blobs.collect` lists the
+:data:`SINGLE_PUT` go in one request. A larger stream goes up in a multipart upload, so memory
+stays flat at any size: straight to its digest's key if the caller gave the digest (a check-in's
+spool has it), its marker written once the last byte matched it and before the upload completes;
+otherwise to a staging key, then copied to its digest's key with a conditional create. The
+newest marker is the blob's put time and media type: a put of bytes already stored refreshes
+them without touching the bytes. :meth:`S3Blobs.collect` lists the
 scope's prefix and removes unreferenced blobs whose newest marker is older than the cutoff,
 stale markers, and staged puts that died. It never deletes a blob's bytes outright: it copies
 them aside (``.gone/``), deletes the object, then looks at the markers again; a put marked
@@ -192,15 +194,21 @@ class S3Blobs:
         media_type: str,
         *,
         limit: int | None = None,
+        sha256: str | None = None,
     ) -> Blob:
         """Store bytes as they stream in; see :meth:`artifactr.files.core.blobs.Blobs.put`.
 
+        A stream longer than :data:`SINGLE_PUT` whose digest is given goes up in parts straight
+        to its digest's key, checked before the upload completes; one whose digest is not known
+        yet is staged and copied there once it is.
+
         Raises:
             FileTooLarge: If more than ``limit`` bytes arrive; nothing is stored.
-            InvalidState: If a large put stalled so long that :meth:`collect` removed it.
+            InvalidState: If the bytes don't hash to ``sha256`` (nothing is stored), or if a
+                large put stalled so long that :meth:`collect` removed it.
             StoreFailed: If the store failed (:mod:`artifactr.files.s3.errors` says how).
         """
-        hashing = Hashing(limit)
+        hashing = Hashing(limit, expected=sha256)
         pieces = aiter(data)
         head: list[bytes] = []
         held = 0
@@ -209,37 +217,89 @@ class S3Blobs:
             head.append(piece)
             held += len(piece)
             if held > SINGLE_PUT:
-                return await self._put_staged(
-                    scope, artifact_id, _joined(head, pieces, hashing), hashing, media_type
-                )
-        blob = Blob(sha256=hashing.sha256, size=hashing.size, media_type=media_type)
-        await self._create(scope, artifact_id, blob, b"".join(head))
+                rest = _joined(head, pieces, hashing)
+                if sha256 is None:
+                    return await self._put_staged(scope, artifact_id, rest, hashing, media_type)
+                key = self._key(scope, artifact_id, sha256)
+                await self._put_direct(key, rest, media_type)
+                return Blob(sha256=sha256, size=hashing.size, media_type=media_type)
+        blob = Blob(sha256=hashing.confirmed(), size=hashing.size, media_type=media_type)
+        await self._create(self._key(scope, artifact_id, blob.sha256), media_type, b"".join(head))
         return blob
 
     async def put_many(
         self, scope: Scope, artifact_id: str, items: Sequence[tuple[bytes, str]]
     ) -> list[Blob]:
-        """Store blobs in memory, each as :meth:`put` does; see :meth:`~.blobs.Blobs.put_many`."""
-        return list(
-            await asyncio.gather(
-                *(self.put(scope, artifact_id, _once(data), media) for data, media in items)
-            )
-        )
+        """Store blobs in memory, each as :meth:`put` does; see :meth:`~.blobs.Blobs.put_many`.
 
-    async def _mark(self, scope: Scope, artifact_id: str, blob: Blob) -> None:
-        """Record a put of the blob now: its put time and media type."""
-        key = self._key(scope, artifact_id, blob.sha256)
-        marker = f"{key}.at/{self._stamp():020d}-{_quote(blob.media_type)}"
+        Bytes longer than :data:`SINGLE_PUT` are hashed first (in a worker thread), so they go
+        up straight to their digest's key.
+        """
+
+        async def one(data: bytes, media_type: str) -> Blob:
+            known = None
+            if len(data) > SINGLE_PUT:
+                known = await asyncio.to_thread(lambda: hashlib.sha256(data).hexdigest())
+            return await self.put(scope, artifact_id, _once(data), media_type, sha256=known)
+
+        return list(await asyncio.gather(*(one(data, media) for data, media in items)))
+
+    async def _mark(self, key: str, media_type: str) -> None:
+        """Record a put of the blob at ``key`` now: its put time and media type."""
+        marker = f"{key}.at/{self._stamp():020d}-{_quote(media_type)}"
         async with translated(self._bucket):
             await obstore.put_async(self._store, marker, b"")
 
-    async def _create(self, scope: Scope, artifact_id: str, blob: Blob, data: bytes) -> None:
-        await self._mark(scope, artifact_id, blob)
-        key = self._key(scope, artifact_id, blob.sha256)
+    async def _create(self, key: str, media_type: str, data: bytes) -> None:
+        await self._mark(key, media_type)
         async with translated(self._bucket):
             # The same bytes there already are kept: the marker refreshed them.
             with contextlib.suppress(AlreadyExistsError):
                 await obstore.put_async(self._store, key, data, mode="create")
+
+    async def _upload(self, key: str, data: AsyncIterator[bytes]) -> None:
+        """Send a stream up in parts to ``key``: nothing is there unless it ended well."""
+        failed: list[BaseException] = []
+        async with translated(self._bucket):
+            try:
+                await obstore.put_async(
+                    self._store,
+                    key,
+                    _kept(data, failed),
+                    use_multipart=True,
+                    chunk_size=PART_SIZE,
+                    max_concurrency=PARTS_AT_ONCE,
+                )
+            except Exception:
+                # The caller's stream failed (too large, cut off, not the digest it was given):
+                # its error, not the client's wrapping of it, and nothing was completed.
+                if failed:
+                    raise failed[0] from None
+                raise
+
+    async def _put_direct(self, key: str, data: AsyncIterator[bytes], media_type: str) -> None:
+        """Put a stream whose digest is known straight to its key, in parts: no copy.
+
+        If the object is there (a head), the put is a put of stored bytes: a marker, then a
+        head that finds it, and the stream is only read through to check it. Otherwise the
+        parts go up as they come, and once the last byte is read and the digest matched, the
+        marker is written before the upload completes: the marker, then the object, as a small
+        put's (ADR-0024's amendment of 2026-12-05 walks every interleaving with collects). A
+        multipart upload cannot be completed conditionally through the client, so two puts of
+        the same new bytes may both complete: the second writes the same bytes again.
+        """
+        async with translated(self._bucket):
+            stored = await self._exists(key)
+        if stored:
+            await self._mark(key, media_type)
+            async with translated(self._bucket):
+                stored = await self._exists(key)
+        if stored:
+            # The caller's stream, read only to check it: its own errors pass as they are.
+            async for _ in data:
+                pass
+            return
+        await self._upload(key, _then(data, lambda: self._mark(key, media_type)))
 
     async def _put_staged(
         self,
@@ -250,27 +310,11 @@ class S3Blobs:
         media_type: str,
     ) -> Blob:
         staged = f"{self._scope_key(scope)}~{self._stamp():020d}-{uuid.uuid4().hex}"
-        failed: list[BaseException] = []
         try:
-            async with translated(self._bucket):
-                try:
-                    await obstore.put_async(
-                        self._store,
-                        staged,
-                        _kept(data, failed),
-                        use_multipart=True,
-                        chunk_size=PART_SIZE,
-                        max_concurrency=PARTS_AT_ONCE,
-                    )
-                except Exception:
-                    # The caller's stream failed (too large, cut off): its error, not the
-                    # client's wrapping of it, and nothing was completed.
-                    if failed:
-                        raise failed[0] from None
-                    raise
+            await self._upload(staged, data)
             blob = Blob(sha256=hashing.sha256, size=hashing.size, media_type=media_type)
-            await self._mark(scope, artifact_id, blob)
             key = self._key(scope, artifact_id, blob.sha256)
+            await self._mark(key, media_type)
             async with translated(self._bucket):
                 if not await self._exists(key):
                     await self._copy(staged, key)
@@ -581,13 +625,28 @@ async def _once(data: bytes) -> AsyncIterator[bytes]:
 async def _joined(
     head: list[bytes], rest: AsyncIterator[bytes], hashing: Hashing
 ) -> AsyncIterator[bytes]:
-    """Yield the pieces already read, then hash and yield the rest of the stream."""
+    """Yield the pieces already read, then hash and yield the rest of the stream, then check it.
+
+    Raises:
+        InvalidState: At the end, if the bytes don't hash to the digest expected.
+    """
     for piece in head:
         yield piece
     head.clear()
     async for piece in rest:
         hashing.update(piece)
         yield piece
+    # A digest given but not matched stops the stream before it ends: no upload completes.
+    hashing.confirmed()
+
+
+async def _then(
+    data: AsyncIterator[bytes], last: Callable[[], Awaitable[None]]
+) -> AsyncIterator[bytes]:
+    """Yield the stream, then do ``last`` before it ends: before a multipart upload completes."""
+    async for piece in data:
+        yield piece
+    await last()
 
 
 async def _kept(data: AsyncIterator[bytes], failed: list[BaseException]) -> AsyncIterator[bytes]:

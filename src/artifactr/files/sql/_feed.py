@@ -54,7 +54,7 @@ class Feed:
                 held += len(view)
             if held:
                 await self._send(b"".join(parts), hashing)
-            self._push(Blob(sha256=hashing.sha256, size=hashing.size, media_type=media_type))
+            self._push(Blob(sha256=hashing.confirmed(), size=hashing.size, media_type=media_type))
         except BaseException as error:
             # Even a cancellation ends the feed, which never blocks doing so: the put raises
             # the error, or, if it cancelled this task itself, has stopped reading.

@@ -89,15 +89,18 @@ class SqlBlobs:
         media_type: str,
         *,
         limit: int | None = None,
+        sha256: str | None = None,
     ) -> Blob:
         """Store bytes as they stream in; see :meth:`artifactr.files.core.blobs.Blobs.put`.
 
         Raises:
             FileTooLarge: If more than ``limit`` bytes arrive; nothing is stored.
-            InvalidState: If the put stalled for so long that :meth:`collect` removed it.
+            InvalidState: If the bytes don't hash to ``sha256`` (nothing is stored), or if the
+                put stalled for so long that :meth:`collect` removed it.
         """
         feed = Feed()
-        feeding = asyncio.ensure_future(feed.fill(data, Hashing(limit), media_type))
+        hashing = Hashing(limit, expected=sha256)
+        feeding = asyncio.ensure_future(feed.fill(data, hashing, media_type))
         upload = Upload(scope, artifact_id, media_type, uuid.uuid4().hex)
         try:
             whole = await feed.whole()

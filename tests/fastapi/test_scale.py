@@ -262,9 +262,7 @@ async def test_a_proposal_page_costs_the_same_beside_10_and_300_pending_proposal
         await proposals(ws, artifact_id, size - made)
         made = size
 
-    found = await counts(
-        statements, grow, lambda: portal.get(f"/{artifact_id}/proposals/{mine}")
-    )
+    found = await counts(statements, grow, lambda: portal.get(f"/{artifact_id}/proposals/{mine}"))
     assert found[0] == found[1], found
 
 
@@ -278,7 +276,5 @@ async def test_an_outdated_proposals_page_costs_the_same_at_10_and_300_revisions
     async def grow(size: int) -> None:
         await longer_history(ws, artifact_id, size)
 
-    found = await counts(
-        statements, grow, lambda: portal.get(f"/{artifact_id}/proposals/{mine}")
-    )
+    found = await counts(statements, grow, lambda: portal.get(f"/{artifact_id}/proposals/{mine}"))
     assert found[0] == found[1], found

@@ -101,6 +101,8 @@ async def fill(engine: AsyncEngine, scope: Scope) -> None:
         content=Blob(sha256=blob.sha256, size=blob.size, media_type=DOCX),
         fingerprint=blob.sha256,
         provenance=Provenance(source="upload"),
+        outline="",
+        pages=None,
     )
     await ws.create(manifest, artifact_id="a1")
     assert await SqlHistory(engine).named(ws, "A.DOCX") == ("a1", "a.docx")  # names kept

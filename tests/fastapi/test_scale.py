@@ -217,6 +217,10 @@ async def test_webdav_costs_the_same_at_10_and_300_files(
 
     found = await counts(statements, grow, ask)
     assert found[0] == found[1], found
+    with statements.counting() as seen:
+        await ask()
+    if asked != "PROPFIND 1":  # a file is found by its name's row, not the workspace's list
+        assert whole_lists(seen) == []
 
 
 async def test_wopi_check_file_info_costs_the_same_at_10_and_300_revisions_and_files(
@@ -241,3 +245,36 @@ async def test_wopi_check_file_info_costs_the_same_at_10_and_300_revisions_and_f
         found = await counts(statements, grow, lambda: host.call(artifact_id))
         assert found[0] == found[1], found
         assert (await ask()).json()["BaseFileName"] == "contract.docx"
+
+
+async def test_a_proposal_page_costs_the_same_beside_10_and_300_pending_proposals(
+    portal: Portal, statements: Statements
+) -> None:
+    ws = await portal.api.ws()
+    artifact_id = await portal.api.upload()
+    [other] = await more_files(ws, artifact_id, 1)
+    [mine] = await proposals(ws, artifact_id, 1)
+    made = 0
+
+    async def grow(size: int) -> None:
+        nonlocal made
+        await proposals(ws, other, size - made)
+        await proposals(ws, artifact_id, size - made)
+        made = size
+
+    found = await counts(statements, grow, lambda: portal.get(f"/{artifact_id}/proposals/{mine}"))
+    assert found[0] == found[1], found
+
+
+async def test_an_outdated_proposals_page_costs_the_same_at_10_and_300_revisions_since(
+    portal: Portal, statements: Statements
+) -> None:
+    ws = await portal.api.ws()
+    artifact_id = await portal.api.upload()
+    [mine] = await proposals(ws, artifact_id, 1)  # on version 1, the file then moves on
+
+    async def grow(size: int) -> None:
+        await longer_history(ws, artifact_id, size)
+
+    found = await counts(statements, grow, lambda: portal.get(f"/{artifact_id}/proposals/{mine}"))
+    assert found[0] == found[1], found

@@ -13,7 +13,9 @@ shows it to the actor. It also dates a file's versions and proposals without rea
 log, and lists a file's pending proposals without every other file's, and its decided proposals
 (who wrote each, who accepted or rejected it and when) from the log's resolutions (ADR-0035). It
 reads the workspace's files a page at a time (:meth:`History.files`, ADR-0026), and many files'
-revisions in one read (:meth:`History.revisions`), for collection.
+revisions in one read (:meth:`History.revisions`), for collection. It names the files for WebDAV
+(:meth:`History.named`, :meth:`History.names`): each live native file a name unique in its
+workspace (any case), its own made unique in the order the files were created (``a (2).docx``).
 """
 
 from collections.abc import Collection, Mapping
@@ -34,7 +36,7 @@ from artifactr.core import (
 )
 from artifactr.workspace import Workspace
 
-from artifactr.files.core.manifests import NativeFile
+from artifactr.files.core.manifests import NativeFile, saved_name
 
 PAGE: Final = 50
 """How many revisions a page of history holds unless told otherwise."""
@@ -48,6 +50,32 @@ READ_EVENTS: Final = "artifactr:read_events"
 
 READ_PROPOSALS: Final = "artifactr:read_proposals"
 """The action a read of a file's proposals asks, as the workspace's list does."""
+
+
+def dav_name(name: str) -> str:
+    """Return a file's name as WebDAV shows it, before it is made unique: clean, no slashes."""
+    return saved_name(name).replace("/", "_").replace("\\", "_")
+
+
+def numbered(name: str, number: int) -> str:
+    """Return the ``number``-th name WebDAV tries for a file named ``name``: ``a (2).docx``.
+
+    The first is the name itself; a name without an extension is numbered at its end.
+    """
+    if number == 1:
+        return name
+    stem, dot, extension = name.rpartition(".")
+    if not dot:
+        stem, extension = name, ""
+    return f"{stem} ({number}){dot}{extension}"
+
+
+def unique_name(name: str, taken: Collection[str]) -> str:
+    """Return the first of a name's :func:`numbered` names not in ``taken`` (casefolded)."""
+    number = 1
+    while numbered(name, number).casefold() in taken:
+        number += 1
+    return numbered(name, number)
 
 
 @dataclass(frozen=True)
@@ -190,6 +218,22 @@ class History(Protocol):
         """
         ...
 
+    async def names(self, ws: Workspace) -> dict[str, str]:
+        """Return the WebDAV name of each of the workspace's live native files, by id.
+
+        Unique in the workspace, any case. For a caller that lists the files through the
+        workspace, which decides which of them the actor sees.
+        """
+        ...
+
+    async def named(self, ws: Workspace, name: str) -> tuple[str, str] | None:
+        """Return the file WebDAV names ``name`` (any case): its id and its name, or None.
+
+        For a caller that then reads the file through the workspace, which decides whether
+        the actor sees it.
+        """
+        ...
+
 
 class WorkspaceHistory:
     """History read through the workspace: every revision, then the ones asked for.
@@ -288,3 +332,21 @@ class WorkspaceHistory:
             and (proposals is None or envelope.event.proposal_id in proposals)
         ]
         return found if proposals is not None else found[:limit]
+
+    async def names(self, ws: Workspace) -> dict[str, str]:
+        """Return the files' WebDAV names, made unique in the order the actor lists them."""
+        found: dict[str, str] = {}
+        taken: set[str] = set()
+        for artifact in await ws.artifacts(NativeFile):
+            name = unique_name(dav_name(artifact.data.name), taken)
+            taken.add(name.casefold())
+            found[artifact.id] = name
+        return found
+
+    async def named(self, ws: Workspace, name: str) -> tuple[str, str] | None:
+        """Return the file WebDAV names ``name``; see :meth:`History.named`."""
+        folded = name.casefold()
+        return next(
+            ((aid, own) for aid, own in (await self.names(ws)).items() if own.casefold() == folded),
+            None,
+        )

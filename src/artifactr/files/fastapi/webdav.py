@@ -68,9 +68,9 @@ from starlette.requests import HTTPConnection
 from artifactr.files.core.checkouts import parse_holder
 from artifactr.files.core.clock import Clock, utc_now
 from artifactr.files.core.errors import AppFailure, ContentDamaged, FileTooLarge
-from artifactr.files.core.history import History
+from artifactr.files.core.history import History, dav_name
 from artifactr.files.core.leases import ArtifactBusy, ArtifactLease, scope_of
-from artifactr.files.core.manifests import Blob, NativeFile, saved_name
+from artifactr.files.core.manifests import Blob, NativeFile
 from artifactr.files.fastapi.capability import Capabilities
 from artifactr.files.fastapi.dav_xml import (
     MAX_BODY,
@@ -390,38 +390,34 @@ def webdav_router(
         base = f"{prefix}/t/{token}/workspaces/{quote(workspace_id, safe='')}/"
         return _Target(ws, base, capability.artifact_id)
 
-    async def listing(target: _Target) -> list[_File]:
-        return (await listed(target))[0]
-
     async def listed(target: _Target) -> tuple[list[_File], dict[str, tuple[int, NativeFile]]]:
-        # The files and their heads, from one read of the workspace (issue 41).
+        # The files the actor sees and their heads (one read of the workspace), each at its
+        # name (one read of the names): a depth-1 listing shows them all (issue 41).
         found: list[_File] = []
         heads: dict[str, tuple[int, NativeFile]] = {}
-        taken: set[str] = set()
-        for artifact in await target.ws.artifacts(NativeFile):
-            name = _unique(_dav_name(artifact.data.name), taken)
-            taken.add(name.casefold())
+        shown = await target.ws.artifacts(NativeFile)
+        names = await files.history.names(target.ws)
+        for artifact in shown:
             if target.only in (None, artifact.id):
+                name = names.get(artifact.id, dav_name(artifact.data.name))
                 found.append(_File(artifact.id, name, target.base + _href_name(name)))
                 heads[artifact.id] = (artifact.version, artifact.data)
         return found, heads
 
     async def named(target: _Target, name: str) -> _File | None:
-        if target.only is not None:
-            version = await target.ws.get(NativeFile, target.only)
-            mine = _dav_name(version.data.name)
-            if mine == name or mine.casefold() == name.casefold():
-                return _File(target.only, mine, target.base + _href_name(mine))
-            if any(
-                _dav_name(other.data.name).casefold() == name.casefold()
-                for other in await target.ws.artifacts(NativeFile)
-            ):
-                raise DavAnswer(401, "the link is for another file")
+        # One row by the name's index, then the file read through the workspace, which decides
+        # whether the actor sees it: a hidden file is answered as a missing one (issue 41).
+        found = await files.history.named(target.ws, name)
+        if found is None:
             return None
-        return next(
-            (file for file in await listing(target) if file.name.casefold() == name.casefold()),
-            None,
-        )
+        artifact_id, own = found
+        try:
+            await target.ws.get(NativeFile, artifact_id)
+        except NotFound:
+            return None
+        if target.only not in (None, artifact_id):
+            raise DavAnswer(401, "the link is for another file")
+        return _File(artifact_id, own, target.base + _href_name(own))
 
     # ─── locks as the service holds them ─────────────────────────────────────
 
@@ -952,21 +948,6 @@ def _timeout(header: str | None) -> timedelta:
             asked = timedelta(seconds=int(found.group(1)))
             return min(max(asked, MIN_TIMEOUT), MAX_TIMEOUT)
     return DEFAULT_TIMEOUT
-
-
-def _dav_name(name: str) -> str:
-    return saved_name(name).replace("/", "_").replace("\\", "_")
-
-
-def _unique(name: str, taken: set[str]) -> str:
-    stem, dot, extension = name.rpartition(".")
-    if not dot:
-        stem, extension = name, ""
-    candidate, number = name, 1
-    while candidate.casefold() in taken:
-        number += 1
-        candidate = f"{stem} ({number}){dot}{extension}"
-    return candidate
 
 
 def _href_name(name: str) -> str:

@@ -9,9 +9,14 @@ the workspace's files, by its ``position`` index, in artifactr's listing order. 
 validated as artifactr's own storage validates it, and shown as the workspace shows it to the
 actor (artifactr's ``seen_*`` rules). Each read is one statement in a tenant's transaction (a
 page of files is two: its rows and their count).
+
+WebDAV's names are the package's own table, ``artifactr_files_dav_names``, kept from the log: a
+read of a name first asks the log for an artifact's creation, change or archiving past the
+table's mark (one statement, nothing in the steady state), and only then updates the names, in
+one transaction that holds the mark's row. A file keeps its name until it is renamed or archived.
 """
 
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime
 from typing import Final, cast
 
@@ -29,8 +34,21 @@ from artifactr.core import (
 from artifactr.core.visibility import seen, seen_artifact, seen_proposal, seen_revision
 from artifactr.sql.tables import ArtifactRow, EventRow, ProposalRow, RevisionRow
 from artifactr.workspace import Access, Workspace
-from sqlalchemy import ColumnElement, and_, false, func, or_, select, tuple_
-from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy import (
+    ColumnElement,
+    Row,
+    Select,
+    and_,
+    delete,
+    false,
+    func,
+    insert,
+    or_,
+    select,
+    tuple_,
+    update,
+)
+from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from artifactr.files.core.history import (
     PAGE,
@@ -40,16 +58,28 @@ from artifactr.files.core.history import (
     Dates,
     Decision,
     FilePage,
+    dav_name,
     decision_of,
+    numbered,
 )
 from artifactr.files.core.manifests import NativeFile
-from artifactr.files.sql._connections import TenantConnections, finished
+from artifactr.files.sql._connections import TenantConnections, finished, upsert_into
+from artifactr.files.sql.tables import DavMarkRow, DavNameRow
 
 MADE_BATCH: Final = 4_000
 """How many files one statement of :meth:`SqlHistory.made` dates: three parameters each."""
 
 REVISIONS_BATCH: Final = 500
 """How many files' revisions one statement of :meth:`SqlHistory.revisions` reads."""
+
+NAMES_BATCH: Final = 500
+"""How many files or names one statement reads while WebDAV's names are brought up to date."""
+
+NAMES_AHEAD: Final = 16
+"""How many numbered names (``a (2).docx``...) one statement asks about for a taken name."""
+
+NAMING: Final = ("artifact_created", "artifact_changed", "artifact_archived")
+"""The log's events that can give a file a name, change it or free it."""
 
 
 class SqlHistory:
@@ -319,3 +349,178 @@ class SqlHistory:
         hidden = await ws.hidden()
         shown = (seen(Envelope.model_validate(row), hidden) for row in rows)
         return [decision_of(envelope) for envelope in shown if envelope is not None]
+
+    @finished
+    async def names(self, ws: Workspace) -> dict[str, str]:
+        """Return every live native file's WebDAV name, by id: one statement once up to date.
+
+        See :meth:`~artifactr.files.core.history.History.names`.
+
+        Raises:
+            Forbidden: If the actor may not read the workspace's artifacts.
+        """
+        await ws.check(Access(action=READ_ARTIFACTS))
+        query = select(DavNameRow.artifact_id, DavNameRow.name).where(*_names_of(ws))
+        return dict(await self._named_to_date(ws, query))
+
+    @finished
+    async def named(self, ws: Workspace, name: str) -> tuple[str, str] | None:
+        """Return the file WebDAV names ``name``: one row, by the unique index of names.
+
+        See :meth:`~artifactr.files.core.history.History.named`.
+
+        Raises:
+            Forbidden: If the actor may not read the workspace's artifacts.
+        """
+        await ws.check(Access(action=READ_ARTIFACTS))
+        query = select(DavNameRow.artifact_id, DavNameRow.name).where(
+            *_names_of(ws), DavNameRow.folded == name.casefold()
+        )
+        return next(((aid, own) for aid, own in await self._named_to_date(ws, query)), None)
+
+    async def _named_to_date(
+        self, ws: Workspace, query: Select[str, str]
+    ) -> Sequence[Row[str, str]]:
+        """Return what ``query`` reads of the names, brought up to the workspace's log first.
+
+        Two statements on one connection when nothing naming is new in the log.
+        """
+        async with self._connections.read(ws.tenant_id) as connection:
+            newer = await connection.scalar(_naming_since(ws, _mark_of(ws)).limit(1))
+            if newer is None:
+                return (await connection.execute(query)).all()
+        async with self._connections.begin(ws.tenant_id) as connection:
+            await _rename(connection, ws)
+            return (await connection.execute(query)).all()
+
+
+def _names_of(ws: Workspace) -> tuple[ColumnElement[bool], ...]:
+    return (DavNameRow.tenant_id == ws.tenant_id, DavNameRow.workspace_id == ws.workspace_id)
+
+
+def _mark_of(ws: Workspace) -> ColumnElement[int]:
+    """The workspace's mark, as SQL: -1 while it has none (its names not yet made)."""
+    mark = select(DavMarkRow.seq).where(
+        DavMarkRow.tenant_id == ws.tenant_id, DavMarkRow.workspace_id == ws.workspace_id
+    )
+    return func.coalesce(mark.scalar_subquery(), -1)
+
+
+def _naming_since(ws: Workspace, mark: ColumnElement[int] | int) -> Select[int, str]:
+    """The log's naming events past ``mark``: their ``seq`` and artifact, in order."""
+    artifact: ColumnElement[str] = EventRow.envelope[("event", "artifact_id")].as_string()
+    return (
+        select(EventRow.seq, artifact)
+        .where(
+            EventRow.tenant_id == ws.tenant_id,
+            EventRow.workspace_id == ws.workspace_id,
+            EventRow.event_type.in_(NAMING),
+            EventRow.seq > mark,
+        )
+        .order_by(EventRow.seq)
+    )
+
+
+async def _rename(connection: AsyncConnection, ws: Workspace) -> None:
+    """Give names to the files created or renamed since the mark, free the archived ones'.
+
+    Holds the mark's row to the end of the transaction, so two requests never name at once;
+    the second finds nothing left to do. New names are given in the files' creation order,
+    each the first of its numbered names (``a (2).docx``) no other file holds.
+    """
+    scope = (DavMarkRow.tenant_id == ws.tenant_id, DavMarkRow.workspace_id == ws.workspace_id)
+    start = upsert_into(DavMarkRow, connection.dialect.name).values(
+        tenant_id=ws.tenant_id, workspace_id=ws.workspace_id, seq=-1
+    )
+    await connection.execute(start.on_conflict_do_nothing())
+    mark = (
+        await connection.execute(select(DavMarkRow.seq).where(*scope).with_for_update())
+    ).scalar_one()
+    # Read again under the mark's row: a request that named them meanwhile leaves none.
+    events = (await connection.execute(_naming_since(ws, mark))).all()
+    touched = sorted({artifact_id for _, artifact_id in events})
+    kinds = sorted(k for k, t in artifact_types().items() if issubclass(t, NativeFile))
+    live: dict[str, tuple[int, str]] = {}
+    had: dict[str, str] = {}
+    for batch in _batches(touched):
+        rows = await connection.execute(
+            select(
+                ArtifactRow.id, ArtifactRow.position, ArtifactRow.data["name"].as_string()
+            ).where(
+                ArtifactRow.tenant_id == ws.tenant_id,
+                ArtifactRow.workspace_id == ws.workspace_id,
+                ArtifactRow.id.in_(batch),
+                ArtifactRow.kind.in_(kinds),
+                ArtifactRow.archived.is_(False),
+            )
+        )
+        live.update((aid, (position, dav_name(name))) for aid, position, name in rows)
+        known = await connection.execute(
+            select(DavNameRow.artifact_id, DavNameRow.base).where(
+                *_names_of(ws), DavNameRow.artifact_id.in_(batch)
+            )
+        )
+        had.update((aid, base) for aid, base in known)
+    gone = sorted(aid for aid, base in had.items() if live.get(aid, (0, None))[1] != base)
+    for batch in _batches(gone):
+        await connection.execute(
+            delete(DavNameRow).where(*_names_of(ws), DavNameRow.artifact_id.in_(batch))
+        )
+    fresh = sorted(
+        (position, aid, base) for aid, (position, base) in live.items() if had.get(aid) != base
+    )
+    naming = _Naming(connection, ws)
+    for batch in _batches(sorted({base.casefold() for _, _, base in fresh})):
+        await naming.ask(batch)
+    given = [
+        {**_scope_values(ws), "artifact_id": aid, "base": base, **_named(await naming.give(base))}
+        for _, aid, base in fresh
+    ]
+    for begin in range(0, len(given), NAMES_BATCH):
+        await connection.execute(insert(DavNameRow), given[begin : begin + NAMES_BATCH])
+    last = max((seq for seq, _ in events), default=mark)
+    await connection.execute(update(DavMarkRow).where(*scope).values(seq=last))
+
+
+class _Naming:
+    """The names taken in a workspace, asked of the table as a new name needs them."""
+
+    def __init__(self, connection: AsyncConnection, ws: Workspace) -> None:
+        self._connection = connection
+        self._ws = ws
+        self._asked: set[str] = set()
+        self._taken: set[str] = set()
+
+    async def ask(self, folded: Sequence[str]) -> None:
+        """Learn which of these casefolded names are taken: one statement."""
+        found = await self._connection.scalars(
+            select(DavNameRow.folded).where(*_names_of(self._ws), DavNameRow.folded.in_(folded))
+        )
+        self._taken.update(found)
+        self._asked.update(folded)
+
+    async def give(self, base: str) -> str:
+        """Return the first of ``base``'s numbered names not taken, now taken."""
+        number = 1
+        while True:
+            name = numbered(base, number)
+            if name.casefold() not in self._asked:
+                await self.ask(
+                    [numbered(base, n).casefold() for n in range(number, number + NAMES_AHEAD)]
+                )
+            if name.casefold() not in self._taken:
+                self._taken.add(name.casefold())
+                return name
+            number += 1
+
+
+def _batches(items: Sequence[str]) -> list[Sequence[str]]:
+    return [items[begin : begin + NAMES_BATCH] for begin in range(0, len(items), NAMES_BATCH)]
+
+
+def _scope_values(ws: Workspace) -> dict[str, str]:
+    return {"tenant_id": ws.tenant_id, "workspace_id": ws.workspace_id}
+
+
+def _named(name: str) -> dict[str, str]:
+    return {"name": name, "folded": name.casefold()}

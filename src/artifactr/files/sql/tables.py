@@ -171,6 +171,37 @@ class CheckoutRow(ScopedRow):
     """The editor's lock string (WOPI, WebDAV), as given; null for a person's check-out."""
 
 
+class DavNameRow(ScopedRow):
+    """A live native file's WebDAV name, unique in its workspace in any case (ADR-0026).
+
+    Kept by :class:`~artifactr.files.sql.SqlHistory` from artifactr's log: a file gets a name
+    when it is created or renamed, and loses it when it is archived.
+    """
+
+    __tablename__ = "artifactr_files_dav_names"
+    __table_args__ = (
+        UniqueConstraint(
+            "tenant_id", "workspace_id", "folded", name="uq_artifactr_files_dav_names_folded"
+        ),
+    )
+
+    artifact_id: Mapped[str] = mapped_column(primary_key=True)
+    name: Mapped[str]
+    """The name, made unique: ``a (2).docx``."""
+    folded: Mapped[str]
+    """The name casefolded: what a request's name is looked up by."""
+    base: Mapped[str]
+    """The file's own name as WebDAV cleans it, before it was made unique."""
+
+
+class DavMarkRow(ScopedRow):
+    """How far into a workspace's log its WebDAV names are kept: the last ``seq`` read."""
+
+    __tablename__ = "artifactr_files_dav_marks"
+
+    seq: Mapped[int] = mapped_column(BigInteger)
+
+
 TABLES = tuple(metadata.tables)
 """Every table's name, in the order the migrations create them."""
 

@@ -109,8 +109,8 @@ def bare_commits(engine: AsyncEngine) -> tuple[Callable[[], Awaitable[None]], ..
     return synced, unsynced
 
 
-async def floor_table(engine: AsyncEngine) -> str:
-    """Create the bare commit's one-row table; return how the database syncs a commit."""
+async def floor_table(engine: AsyncEngine) -> tuple[str, str]:
+    """Create the bare commit's one-row table; return how each bare commit is synced."""
     async with engine.begin() as connection:
         await connection.execute(
             text("CREATE TABLE bench_floor (id INTEGER PRIMARY KEY, turns INTEGER)")
@@ -118,9 +118,15 @@ async def floor_table(engine: AsyncEngine) -> str:
         await connection.execute(text("INSERT INTO bench_floor VALUES (1, 0)"))
         if engine.dialect.name == "sqlite":
             mode = (await connection.execute(text("PRAGMA journal_mode"))).scalar()
-            return f"journal_mode={mode}, a save's commit synchronous=FULL, a lock's NORMAL"
+            return (
+                f"journal_mode={mode}, synchronous=FULL, as a save commits",
+                f"journal_mode={mode}, synchronous=NORMAL, as a lock's session commits",
+            )
         setting = (await connection.execute(text("SHOW synchronous_commit"))).scalar()
-        return f"the server's synchronous_commit={setting}"
+        return (
+            f"synchronous_commit={setting}, as the server is set",
+            "synchronous_commit=off for this transaction only: what the server's sync costs",
+        )
 
 
 async def measure(
@@ -211,8 +217,8 @@ async def measure(
             f"{database}: {name} p50 {p50[name] * 1000:.2f} ms: "
             f"{p50[name] / lease:.2f}x the lease read"
         )
-    for name in BARE:
-        print(f"{database}: {name} p50 {p50[name] * 1000:.2f} ms ({syncing})")
+    for name, how in zip(BARE, syncing, strict=True):
+        print(f"{database}: {name} p50 {p50[name] * 1000:.2f} ms ({how})")
     print(
         f"{database}: a repeated Lock's CPU p50 {statistics.median(cpu) * 1000:.2f} ms "
         f"(client and server, this process)"

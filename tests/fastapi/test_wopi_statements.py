@@ -22,6 +22,7 @@ from artifactr.sql import create_sqlite_engine
 from sqlalchemy import Connection, event
 from sqlalchemy.ext.asyncio import AsyncEngine
 
+from artifactr.files.sql._connections import TenantConnections
 from tests.databases import sql_engine
 from tests.statements import Statements
 from tests.wopi import WORKSPACE, Host, build_host, document, in_process
@@ -201,3 +202,11 @@ async def test_an_engine_the_host_made_itself_keeps_every_commit_synced(tmp_path
         assert all(level == FULL for level, _ in seen), seen
     finally:
         await engine.dispose()
+
+
+async def test_a_session_block_inside_another_joins_its_transaction(engine: AsyncEngine) -> None:
+    tenant = TenantConnections(engine)
+    with connections(engine) as taken:
+        async with tenant.together("t1"), tenant.together("t1"), tenant.read("t1") as connection:
+            assert (await connection.exec_driver_sql("SELECT 1")).scalar() == 1
+    assert taken == [1]

@@ -12,9 +12,10 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 import pytest
-from artifactr.sql import create_sqlite_engine
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from artifactr.files.sql import sqlite_engine
 
 POSTGRES_URL = os.environ.get("ARTIFACTR_TEST_POSTGRES_URL")
 REQUIRE_POSTGRES = os.environ.get("ARTIFACTR_TEST_REQUIRE_POSTGRES") == "1"
@@ -62,7 +63,7 @@ async def sql_engine(kind: str, tmp_path: Path) -> AsyncIterator[AsyncEngine]:
         async with postgres_schema() as engine:
             yield engine
         return
-    engine = create_sqlite_engine(f"sqlite+aiosqlite:///{tmp_path / 'test.db'}")
+    engine = sqlite_engine(tmp_path / "test.db")
     try:
         yield engine
     finally:
@@ -82,6 +83,7 @@ async def another_engine(engine: AsyncEngine, **server_settings: str) -> AsyncEn
     on each connection; dispose of it before the schema is dropped.
     """
     if engine.dialect.name == "sqlite":
-        return create_sqlite_engine(engine.url)
+        assert engine.url.database is not None
+        return sqlite_engine(engine.url.database)
     settings = {"search_path": await schema_of(engine), **server_settings}
     return create_async_engine(engine.url, connect_args={"server_settings": settings})

@@ -12,6 +12,12 @@ both sides:
    ``Unlock`` and a ``Lock`` that opens a new session, and ``CheckFileInfo``: p50 in
    milliseconds and as a ratio of the router's ``GET .../lease``. Target: a repeated ``Lock``
    at most 5 ms p50 on SQLite (issue 42; the ratio says how much of it is the machine).
+3. The floor under a lock: a bare ``BEGIN; UPDATE; COMMIT`` of one row on the same database,
+   in the same turns, synced as a save's commit is (SQLite ``synchronous=FULL``; PostgreSQL as
+   the server is set, its ``synchronous_commit`` printed), and as a lock's own commit is
+   (SQLite: unsynced, ADR-0032; PostgreSQL: ``SET LOCAL synchronous_commit = off``, which only
+   says what the server's sync costs: the host never changes it). Beside it, the process's CPU
+   time per repeated ``Lock`` (client and server, both in this process).
 
 Run: ``uv run --no-sync python -m scripts.bench.wopi [--rounds 4] [--quick]`` (``--quick``: one
 round of 3 turns, targets not judged). It exits 1 when a target is missed.
@@ -24,11 +30,14 @@ from pathlib import Path
 from tempfile import TemporaryDirectory
 
 import httpx2
+from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from artifactr.files.core.documents import build_docx
 from artifactr.files.core.manifests import DOCX
 from artifactr.files.programs import serve
+from artifactr.files.sql import sqlite_engine
+from artifactr.files.sql._connections import TenantConnections
 from scripts.bench._harness import (
     POSTGRES,
     judged,
@@ -57,8 +66,18 @@ PAGES = [build_docx([f"A one-page document, saved for the {n} time."]) for n in 
 
 EDDIE = {"x-user": "eddie"}
 
+BARE = ("bare commit, synced", "bare commit, unsynced")
+"""The floor: one row's ``BEGIN; UPDATE; COMMIT``, as a save commits and as a lock does."""
+
 OPERATIONS = ("Lock", "RefreshLock", "GetLock", "Unlock", "Lock, a new session", "CheckFileInfo")
 """The WOPI operations measured against the lease read, in the order printed."""
+
+
+async def bare(commit: Callable[[], Awaitable[None]], times: list[float]) -> None:
+    """Commit one row's update, and record how long it took."""
+    start = time.perf_counter()
+    await commit()
+    times.append(time.perf_counter() - start)
 
 
 async def timed(send: Callable[[], Awaitable[httpx2.Response]], times: list[float]) -> None:
@@ -69,6 +88,47 @@ async def timed(send: Callable[[], Awaitable[httpx2.Response]], times: list[floa
     assert response.status_code == 200, response.text
 
 
+def bare_commits(engine: AsyncEngine) -> tuple[Callable[[], Awaitable[None]], ...]:
+    """Return one row's bare commit on ``engine``: synced as a save's, then as a lock's."""
+    update = text("UPDATE bench_floor SET turns = turns + 1 WHERE id = 1")
+    connections = TenantConnections(engine)
+
+    async def synced() -> None:
+        async with engine.begin() as connection:
+            await connection.execute(update)
+
+    async def unsynced() -> None:
+        if engine.dialect.name == "sqlite":
+            async with connections.together("bench"), connections.begin("bench") as connection:
+                await connection.execute(update)
+            return
+        async with engine.begin() as connection:
+            await connection.execute(text("SET LOCAL synchronous_commit = off"))
+            await connection.execute(update)
+
+    return synced, unsynced
+
+
+async def floor_table(engine: AsyncEngine) -> tuple[str, str]:
+    """Create the bare commit's one-row table; return how each bare commit is synced."""
+    async with engine.begin() as connection:
+        await connection.execute(
+            text("CREATE TABLE bench_floor (id INTEGER PRIMARY KEY, turns INTEGER)")
+        )
+        await connection.execute(text("INSERT INTO bench_floor VALUES (1, 0)"))
+        if engine.dialect.name == "sqlite":
+            mode = (await connection.execute(text("PRAGMA journal_mode"))).scalar()
+            return (
+                f"journal_mode={mode}, synchronous=FULL, as a save commits",
+                f"journal_mode={mode}, synchronous=NORMAL, as a lock's session commits",
+            )
+        setting = (await connection.execute(text("SHOW synchronous_commit"))).scalar()
+        return (
+            f"synchronous_commit={setting}, as the server is set",
+            "synchronous_commit=off for this transaction only: what the server's sync costs",
+        )
+
+
 async def measure(
     database: str, scratch: Path, engine: AsyncEngine | None, rounds: int, block: int
 ) -> bool:
@@ -77,9 +137,14 @@ async def measure(
     Returns whether a target was missed.
     """
     lines: list[str] = []
+    engine = engine or sqlite_engine(scratch / "bench.db")
     app = serve.create_app(scratch / "bench.db", corpus=scratch, say=lines.append, engine=engine)
-    times: dict[str, list[float]] = {name: [] for name in (*OPERATIONS, "lease", "put", "check-in")}
+    names = (*OPERATIONS, *BARE, "lease", "put", "check-in")
+    times: dict[str, list[float]] = {name: [] for name in names}
+    cpu: list[float] = []
     async with app.router.lifespan_context(app):
+        syncing = await floor_table(engine)
+        synced, unsynced = bare_commits(engine)
         wopi = next(line for line in lines if line.startswith("WOPI "))
         fields = dict(part.split("=", 1) for part in wopi.split()[1:])
         source, token = fields["WOPISrc"], fields["access_token"]
@@ -117,6 +182,11 @@ async def measure(
                         times["CheckFileInfo"],
                     )
                     await timed(wopi_op("LOCK"), times["Lock"])
+                    started = time.process_time()
+                    await wopi_op("LOCK")()
+                    cpu.append(time.process_time() - started)
+                    await bare(synced, times[BARE[0]])
+                    await bare(unsynced, times[BARE[1]])
                     await timed(wopi_op("REFRESH_LOCK"), times["RefreshLock"])
                     await timed(wopi_op("GET_LOCK"), times["GetLock"])
                     await timed(lambda: client.get(f"{files}/lease", headers=EDDIE), times["lease"])
@@ -147,6 +217,12 @@ async def measure(
             f"{database}: {name} p50 {p50[name] * 1000:.2f} ms: "
             f"{p50[name] / lease:.2f}x the lease read"
         )
+    for name, how in zip(BARE, syncing, strict=True):
+        print(f"{database}: {name} p50 {p50[name] * 1000:.2f} ms ({how})")
+    print(
+        f"{database}: a repeated Lock's CPU p50 {statistics.median(cpu) * 1000:.2f} ms "
+        f"(client and server, this process)"
+    )
     missed = put > PUT_TARGET
     if database == "sqlite":
         met = "met" if lock <= LOCK_TARGET else "MISSED"

@@ -28,7 +28,7 @@ from artifactr.core import (
     RespondToProposal,
     SystemActor,
 )
-from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
+from artifactr.sql import SqlStorage, migrate
 from artifactr.workspace import Workspace
 from pydantic_ai import Agent
 from pydantic_ai.messages import (
@@ -53,7 +53,14 @@ from artifactr.files.core.documents import Cell, build_docx, build_pptx, build_x
 from artifactr.files.core.integrations import InMemoryIntegrations, integration_gate
 from artifactr.files.core.manifests import NativeFile, Presentation, Spreadsheet, WordDocument
 from artifactr.files.native import NativeFiles
-from artifactr.files.sql import SqlBlobs, SqlCheckouts, SqlHistory, SqlLeases, SqlRenders
+from artifactr.files.sql import (
+    SqlBlobs,
+    SqlCheckouts,
+    SqlHistory,
+    SqlLeases,
+    SqlRenders,
+    sqlite_engine,
+)
 from artifactr.files.sql import migrate as migrate_files
 
 CORPUS = Path(os.environ.get("ARTIFACTR_FILES_CORPUS", "../shared/corpus/real"))
@@ -236,7 +243,7 @@ async def run(out: Path, say: Say = print, chosen: tuple[App, str] | None = None
     chosen = chosen or choose_app()
     start_app(chosen[0])
     database = await asyncio.to_thread(_fresh, out)
-    engine = create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
+    engine = sqlite_engine(database)
     try:
         return await _story(engine, out, say, chosen)
     finally:
@@ -247,7 +254,9 @@ async def run(out: Path, say: Say = print, chosen: tuple[App, str] | None = None
 def _fresh(out: Path) -> Path:
     out.mkdir(parents=True, exist_ok=True)
     database = out / "demo.db"
-    database.unlink(missing_ok=True)
+    # A write-ahead log left by a run that was killed belongs to the old file, never the new.
+    for stale in (database, database.with_name("demo.db-wal"), database.with_name("demo.db-shm")):
+        stale.unlink(missing_ok=True)
     return database
 
 

@@ -47,7 +47,7 @@ from artifactr import AgentActor, Runner, Session, UserActor, Workspaces
 from artifactr.core import Actor, Applied, ExternalAgentActor, Forbidden, SystemActor
 from artifactr.fastapi import Unauthorized, artifactr_router
 from artifactr.mcp import ArtifactrMcp, McpContext
-from artifactr.sql import SqlStorage, create_sqlite_engine, migrate
+from artifactr.sql import SqlStorage, migrate
 from artifactr.workspace import ACTIONS
 from fastapi import FastAPI
 from fastapi.requests import HTTPConnection
@@ -95,7 +95,7 @@ from artifactr.files.programs.settings import (
     schema_behind,
     settings_help,
 )
-from artifactr.files.sql import SqlCheckouts, SqlHistory, SqlLeases, SqlRenders
+from artifactr.files.sql import SqlCheckouts, SqlHistory, SqlLeases, SqlRenders, sqlite_engine
 from artifactr.files.sql import migrate as migrate_files
 
 CORPUS = Path(os.environ.get("ARTIFACTR_FILES_CORPUS", "../shared/corpus/real"))
@@ -297,7 +297,7 @@ def create_engine(deployment: Deployment, database: Path) -> AsyncEngine:
     """Return the engine of the deployment's database, or of the embedded SQLite file."""
     if deployment.shared:
         return create_async_engine(database_url(deployment), pool_pre_ping=True)
-    return create_sqlite_engine(f"sqlite+aiosqlite:///{database}")
+    return sqlite_engine(database)
 
 
 def _portal_key(secret: str) -> bytes:

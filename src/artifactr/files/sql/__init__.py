@@ -24,8 +24,10 @@ Needs the ``postgres`` or ``sqlite`` extra. Share artifactr's engine: migrate it
 
 The tables are ``artifactr_files_*``, keyed by tenant and workspace first, under artifactr's
 row-level security on PostgreSQL: every transaction sets its tenant. Bytes stream in 1 MiB rows.
+The embedded SQLite file is opened with :func:`sqlite_engine` (WAL mode, commits synced).
 """
 
+from artifactr.files.sql._connections import sqlite_engine
 from artifactr.files.sql.blobs import SqlBlobs
 from artifactr.files.sql.checkouts import SqlCheckouts
 from artifactr.files.sql.history import SqlHistory
@@ -33,4 +35,12 @@ from artifactr.files.sql.leases import SqlLeases
 from artifactr.files.sql.renders import SqlRenders
 from artifactr.files.sql.schema import migrate
 
-__all__ = ["SqlBlobs", "SqlCheckouts", "SqlHistory", "SqlLeases", "SqlRenders", "migrate"]
+__all__ = [
+    "SqlBlobs",
+    "SqlCheckouts",
+    "SqlHistory",
+    "SqlLeases",
+    "SqlRenders",
+    "migrate",
+    "sqlite_engine",
+]

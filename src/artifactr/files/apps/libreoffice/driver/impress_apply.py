@@ -38,6 +38,36 @@ placeholder on a new slide, so a new slide takes :data:`CONTENT` instead."""
 CONTENT = 1
 """The AutoLayout of a title and a text body."""
 
+FRAME = (
+    "TextAutoGrowHeight",
+    "TextWordWrap",
+    "TextFitToSize",
+    "TextLeftDistance",
+    "TextRightDistance",
+    "TextUpperDistance",
+    "TextLowerDistance",
+    "TextVerticalAdjust",
+    "TextHorizontalAdjust",
+    "FontIndependentLineSpacing",
+)
+"""A placeholder's text frame, as a layout gives it: its growth, wrap, fit, insets, anchor (its
+growth first: a frame that grows with its text would grow by its new insets)."""
+
+UNCOPIED = {
+    "NumberingLevel",
+    "FontDescriptor",
+    "ParaUserDefinedAttributes",
+    "TextUserDefinedAttributes",
+}
+"""A paragraph's properties a look leaves alone: its level (a paragraph keeps its own) and the
+office's bookkeeping."""
+
+READONLY = 16
+"""``com.sun.star.beans.PropertyAttribute.READONLY``."""
+
+DIRECT = uno.Enum("com.sun.star.beans.PropertyState", "DIRECT_VALUE")
+"""A property set on a text itself, not taken from its style."""
+
 LAYOUT_NAME = re.compile(rb"<p:cSld\b[^>]*\bname=\"([^\"]*)\"")
 RELATED = re.compile(rb"\br:(?:id|embed|link|pict)=")
 TARGET = re.compile(rb"<Relationship\b[^>]*>")
@@ -66,8 +96,10 @@ def insert_slide(deck, params):
     """Insert a slide in one of the deck's layouts (default: the slide before's), at a position.
 
     A deck's layouts are its master pages, which the import makes one a layout its slides use,
-    named as the layout: the new slide takes the master page (background, title and body places
-    and bullets) and the arrangement of a slide already in it.
+    named as the layout: the new slide takes the master page (background, title and body places)
+    and the arrangement of a slide already in it; a placeholder the master page has no place for
+    takes its place on that slide (:func:`place`), and text put in it the layout's look
+    (:func:`put_text`).
     """
     position = min(params.get("position", len(deck.order) + 1), len(deck.order) + 1)
     before = deck.order[max(position - 2, 0)]
@@ -82,10 +114,139 @@ def insert_slide(deck, params):
     slide.MasterPage = master
     arrangement = CONTENT if like is None else like.Layout
     slide.Layout = CONTENT if arrangement == OBJECT else arrangement
+    if like is not None:
+        place(slide, like)
     deck.order.insert(position - 1, slide)
     if "title" in params:
         set_title(deck, {"slide": position, "text": params["title"]})
     return {"slide": position}
+
+
+def placeholders(page):
+    """Return a page's text placeholders (its title, body, subtitle...), in order."""
+    return [shape for shape in shapes(page) if shape.ShapeType in (TITLE, *PLACEHOLDERS)]
+
+
+def of_kind(page, shape):
+    """Return a page's placeholders of a shape's kind, in order."""
+    return [other for other in placeholders(page) if other.ShapeType == shape.ShapeType]
+
+
+def place(slide, like):
+    """Put a new slide's placeholders of a kind its master page lacks where its layout has them.
+
+    The office imports a layout's title and body onto its master page, in their places; a kind
+    it has no place for (a subtitle) the office puts in the master page's body area, which on a
+    title layout is above the title.
+    """
+    for shape in placeholders(slide):
+        nth = of_kind(slide, shape).index(shape)
+        same = of_kind(like, shape)
+        if not of_kind(slide.MasterPage, shape) and nth < len(same):
+            shape.Position = same[nth].Position
+            shape.Size = same[nth].Size
+
+
+def source_of(deck, slide, shape):
+    """Return the shape whose look a slide's placeholder takes, or None.
+
+    The office imports a layout as a master page whose title and body carry the layout's look
+    (its size, colour, alignment, bullets), as a PowerPoint slide's placeholder inherits its
+    layout's: a placeholder takes its master page's of its kind. A kind the master page has
+    none of (a subtitle) takes the look of the same placeholder on another slide in the layout,
+    one with text first (an empty one has no look of its own).
+    """
+    on_master = of_kind(slide.MasterPage, shape)
+    if on_master:
+        return on_master[0]
+    nth = of_kind(slide, shape).index(shape)
+    found = [
+        same[nth]
+        for other in deck.order
+        if other != slide and other.MasterPage.Name == slide.MasterPage.Name
+        for same in [of_kind(other, shape)]
+        if nth < len(same)
+    ]
+    return next((other for other in found if other.getString()), found[0] if found else None)
+
+
+def put_text(deck, slide, shape, text):
+    """Set a placeholder's text; an empty one's text takes its layout's look.
+
+    An empty placeholder has no look of its own: the office draws it in its presentation
+    style, which the import leaves at its defaults (18 pt, left, no bullet), and forgets what
+    is set on it until it holds text. PowerPoint gives an empty placeholder's text its layout's
+    look, so the text is set, then dressed. A placeholder with text keeps its own look.
+    """
+    empty = not shape.getString()
+    shape.setString(text)
+    source = source_of(deck, slide, shape) if empty else None
+    if source is not None:
+        dress(shape, look_of(source))
+
+
+def paragraphs(shape):
+    """Return a shape's text's paragraphs, in order."""
+    found = []
+    enumeration = shape.getText().createEnumeration()
+    while enumeration.hasMoreElements():
+        found.append(enumeration.nextElement())
+    return found
+
+
+def direct(properties):
+    """Return the properties set on a text itself (not by its style), those a look copies."""
+    found = {}
+    for described in properties.getPropertySetInfo().getProperties():
+        name = described.Name
+        if name in UNCOPIED or described.Attributes & READONLY:
+            continue
+        if properties.getPropertyState(name) == DIRECT:
+            found[name] = properties.getPropertyValue(name)
+    return found
+
+
+def look_of(shape):
+    """Return a placeholder's look: its text frame, and its paragraphs' properties by level.
+
+    A level's are its first paragraph's and that paragraph's first run's, as set on them: size,
+    colour, font, alignment, spacing, bullets.
+    """
+    levels = {}
+    for paragraph in paragraphs(shape):
+        if paragraph.NumberingLevel in levels:
+            continue
+        found = direct(paragraph)
+        runs = paragraph.createEnumeration()
+        if runs.hasMoreElements():
+            found.update(direct(runs.nextElement()))
+        levels[paragraph.NumberingLevel] = found
+    return {name: shape.getPropertyValue(name) for name in FRAME}, levels
+
+
+def dress(shape, look):
+    """Give a placeholder's text a look.
+
+    A new slide's body paragraph has no outline level, so no bullet: it takes the look's first.
+    """
+    frame, levels = look
+    position, size = shape.Position, shape.Size
+    for name, value in frame.items():
+        shape.setPropertyValue(name, value)
+    shape.Position, shape.Size = position, size
+    first = next(iter(levels), None)
+    for paragraph in paragraphs(shape):
+        level = paragraph.NumberingLevel
+        if level not in levels:
+            if level is None and first is not None:
+                paragraph.NumberingLevel = first
+            level = first
+        for name, value in levels.get(level, {}).items():
+            try:
+                paragraph.setPropertyValue(name, value)
+            except Exception:
+                # A property one text takes and another refuses keeps the office's value.
+                continue
 
 
 def layout_named(document, name):
@@ -140,22 +301,24 @@ def title_shape(slide):
 
 def set_title(deck, params):
     """Set a slide's title."""
-    shape = title_shape(deck.slide(params))
+    slide = deck.slide(params)
+    shape = title_shape(slide)
     if shape is None:
         raise Refused(f"slide {params['slide']} has no title placeholder (its layout has none)")
-    shape.setString(params["text"])
+    put_text(deck, slide, shape, params["text"])
     return {}
 
 
 def set_text(deck, params):
     """Set the text of a slide's text placeholder (the body, a subtitle), by its number."""
-    found = [shape for shape in shapes(deck.slide(params)) if shape.ShapeType in PLACEHOLDERS]
+    slide = deck.slide(params)
+    found = [shape for shape in shapes(slide) if shape.ShapeType in PLACEHOLDERS]
     wanted = params.get("placeholder", 1)
     if wanted > len(found):
         raise Refused(
             f"slide {params['slide']} has {len(found)} text placeholders besides its title"
         )
-    found[wanted - 1].setString(params["text"])
+    put_text(deck, slide, found[wanted - 1], params["text"])
     return {}
 
 

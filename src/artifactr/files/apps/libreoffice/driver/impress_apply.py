@@ -71,6 +71,7 @@ DIRECT = uno.Enum("com.sun.star.beans.PropertyState", "DIRECT_VALUE")
 LAYOUT_NAME = re.compile(rb"<p:cSld\b[^>]*\bname=\"([^\"]*)\"")
 RELATED = re.compile(rb"\br:(?:id|embed|link|pict)=")
 TARGET = re.compile(rb"<Relationship\b[^>]*>")
+TEXT_STYLES = re.compile(rb"<p:txStyles>.*?</p:txStyles>", re.S)
 
 SLIDE_LIST = re.compile(rb"(<p:sldIdLst>)(.*?)(</p:sldIdLst>)", re.S)
 SLIDE_ID = re.compile(rb"<p:sldId\b[^>]*/>")
@@ -171,18 +172,22 @@ def source_of(deck, slide, shape):
 
 
 def put_text(deck, slide, shape, text):
-    """Set a placeholder's text; an empty one's text takes its layout's look.
+    """Set a placeholder's text in its look: its own, or an empty one's layout's.
 
-    An empty placeholder has no look of its own: the office draws it in its presentation
-    style, which the import leaves at its defaults (18 pt, left, no bullet), and forgets what
-    is set on it until it holds text. PowerPoint gives an empty placeholder's text its layout's
-    look, so the text is set, then dressed. A placeholder with text keeps its own look.
+    The office's new text forgets the look of the text it replaces past the first line (the
+    next lines lose their bullets), and an empty placeholder has no look of its own: the office
+    draws it in its presentation style, which the import leaves at its defaults (18 pt, left, no
+    bullet), and forgets what is set on it until it holds text. As PowerPoint does, new text
+    keeps the look of the text it replaces, and an empty placeholder's takes its layout's: the
+    text is set, then dressed.
     """
-    empty = not shape.getString()
+    look = look_of(shape) if shape.getString() else None
     shape.setString(text)
-    source = source_of(deck, slide, shape) if empty else None
-    if source is not None:
-        dress(shape, look_of(source))
+    if look is None:
+        source = source_of(deck, slide, shape)
+        look = None if source is None else look_of(source)
+    if look is not None:
+        dress(shape, look)
 
 
 def paragraphs(shape):
@@ -437,11 +442,21 @@ def slide_parts(package):
     return [related[found.group(1).decode()][1] for found in ids if found]
 
 
+def related(package, part, kind):
+    """Return the part a part relates to by a relationship's type (its last word), or None."""
+    return next(
+        (target for name, target in relations(package, part).values() if name.endswith(kind)),
+        None,
+    )
+
+
 def original_layouts(path):
-    """Return a deck's own layouts as ``{name: XML}``.
+    """Return a deck's own layouts as ``{name: (XML, text styles, theme)}``.
 
     Only those that relate to no part but their master: a layout with a picture or a link stays
-    as the office writes it.
+    as the office writes it. The text styles (``p:txStyles``) are its master's, the size,
+    colour, font and bullets of every title and body the layout doesn't set itself; the theme
+    its master's colours and fonts, unless it relates to a part (a picture) of its own.
     """
     with zipfile.ZipFile(path) as package:
         found = {}
@@ -451,8 +466,29 @@ def original_layouts(path):
             data = package.read(part)
             named = LAYOUT_NAME.search(data)
             if named and not RELATED.search(data):
-                found.setdefault(named.group(1), data)
+                master = related(package, part, "/slideMaster")
+                mastered = package.read(master) if master in package.namelist() else b""
+                styles = TEXT_STYLES.search(mastered)
+                theme = related(package, master, "/theme") if master else None
+                own = package.read(theme) if theme in package.namelist() else b""
+                found.setdefault(
+                    named.group(1),
+                    (
+                        data,
+                        styles.group(0) if styles else None,
+                        own if own and not RELATED.search(own) else None,
+                    ),
+                )
     return found
+
+
+def with_styles(master, styles):
+    """Return a master's XML with text styles, in the place the schema gives them."""
+    if TEXT_STYLES.search(master):
+        return TEXT_STYLES.sub(lambda _found: styles, master, count=1)
+    end = master.find(b"<p:extLst>")
+    end = end if end >= 0 else master.rfind(b"</p:sldMaster>")
+    return master[:end] + styles + master[end:]
 
 
 def keep_layouts(path, source_path, names):
@@ -462,8 +498,11 @@ def keep_layouts(path, source_path, names):
     master page as a master with twelve layouts of its own (``Title Slide``, ``Blank Slide``...):
     the layout a slide points at loses its name and places. Each slide's layout part is given
     back the deck's layout of its master page's name (``names``, the office's slides' in order),
-    and every slide of a layout points at one part, so the next load finds the same layouts. A
-    deck that is no package, or has no such layouts, is left as saved.
+    and every slide of a layout points at one part, so the next load finds the same layouts.
+    The office writes a master without text styles and with a theme of its own (Arial): the
+    master a kept layout belongs to gets back its text styles and theme, so a slide inserted in
+    the next batch, or in PowerPoint, still takes the deck's title size and bullets. A deck that
+    is no package, or has no such layouts, is left as saved.
     """
     try:
         own = original_layouts(source_path)
@@ -473,19 +512,19 @@ def keep_layouts(path, source_path, names):
         given = {}
         chosen = {}
         for part, name in zip(slide_parts(package), names, strict=False):
-            layout = next(
-                (
-                    target
-                    for kind, target in relations(package, part).values()
-                    if kind.endswith("/slideLayout")
-                ),
-                None,
-            )
+            layout = related(package, part, "/slideLayout")
             wanted = own.get(name.encode())
             if layout is None or wanted is None:
                 continue
             first = chosen.setdefault(name, layout)
-            given[first] = wanted
+            data, styles, theme = wanted
+            given[first] = data
+            master = related(package, first, "/slideMaster")
+            if master is not None and styles is not None:
+                given[master] = with_styles(given.get(master, package.read(master)), styles)
+            drawn = None if master is None else related(package, master, "/theme")
+            if drawn is not None and theme is not None:
+                given[drawn] = theme
             if first != layout:
                 folder, file = part.rsplit("/", 1)
                 rels = f"{folder}/_rels/{file}.rels"

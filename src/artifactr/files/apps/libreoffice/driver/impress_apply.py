@@ -72,6 +72,7 @@ LAYOUT_NAME = re.compile(rb"<p:cSld\b[^>]*\bname=\"([^\"]*)\"")
 RELATED = re.compile(rb"\br:(?:id|embed|link|pict)=")
 TARGET = re.compile(rb"<Relationship\b[^>]*>")
 TEXT_STYLES = re.compile(rb"<p:txStyles>.*?</p:txStyles>", re.S)
+COLOUR_MAP = re.compile(rb"<p:clrMap\b[^>]*/>")
 
 SLIDE_LIST = re.compile(rb"(<p:sldIdLst>)(.*?)(</p:sldIdLst>)", re.S)
 SLIDE_ID = re.compile(rb"<p:sldId\b[^>]*/>")
@@ -238,7 +239,9 @@ def dress(shape, look):
     position, size = shape.Position, shape.Size
     for name, value in frame.items():
         shape.setPropertyValue(name, value)
-    shape.Position, shape.Size = position, size
+    if (shape.Position, shape.Size) != (position, size):
+        # A frame that grew with its text (a new slide's does) is put back in its place.
+        shape.Position, shape.Size = position, size
     first = next(iter(levels), None)
     for paragraph in paragraphs(shape):
         level = paragraph.NumberingLevel
@@ -451,44 +454,54 @@ def related(package, part, kind):
 
 
 def original_layouts(path):
-    """Return a deck's own layouts as ``{name: (XML, text styles, theme)}``.
+    """Return a deck's own layouts as ``{name: (XML, master's look, theme)}``.
 
     Only those that relate to no part but their master: a layout with a picture or a link stays
-    as the office writes it. The text styles (``p:txStyles``) are its master's, the size,
-    colour, font and bullets of every title and body the layout doesn't set itself; the theme
-    its master's colours and fonts, unless it relates to a part (a picture) of its own.
+    as the office writes it. The master's look is its text styles (``p:txStyles``: the size,
+    colour, font and bullets of every title and body the layout doesn't set itself) and its
+    colour map (which of the theme's colours is the text's); the theme is its master's colours
+    and fonts, unless it relates to a part (a picture) of its own.
     """
     with zipfile.ZipFile(path) as package:
+        parts = package.namelist()
         found = {}
-        for part in package.namelist():
+        for part in parts:
             if not re.fullmatch(r"ppt/slideLayouts/[^/]+\.xml", part):
                 continue
             data = package.read(part)
             named = LAYOUT_NAME.search(data)
             if named and not RELATED.search(data):
                 master = related(package, part, "/slideMaster")
-                mastered = package.read(master) if master in package.namelist() else b""
-                styles = TEXT_STYLES.search(mastered)
-                theme = related(package, master, "/theme") if master else None
-                own = package.read(theme) if theme in package.namelist() else b""
+                mastered = package.read(master) if master in parts else b""
+                theme = related(package, master, "/theme") if master in parts else None
+                drawn = package.read(theme) if theme in parts else b""
                 found.setdefault(
                     named.group(1),
                     (
                         data,
-                        styles.group(0) if styles else None,
-                        own if own and not RELATED.search(own) else None,
+                        [look.group(0) for look in (TEXT_STYLES.search(mastered),) if look]
+                        + [look.group(0) for look in (COLOUR_MAP.search(mastered),) if look],
+                        drawn if drawn and not RELATED.search(drawn) else None,
                     ),
                 )
     return found
 
 
-def with_styles(master, styles):
-    """Return a master's XML with text styles, in the place the schema gives them."""
-    if TEXT_STYLES.search(master):
-        return TEXT_STYLES.sub(lambda _found: styles, master, count=1)
-    end = master.find(b"<p:extLst>")
-    end = end if end >= 0 else master.rfind(b"</p:sldMaster>")
-    return master[:end] + styles + master[end:]
+def with_look(master, look):
+    """Return a master's XML given text styles and a colour map, where the schema puts them."""
+    for part in look:
+        styles = part.startswith(b"<p:txStyles")
+        pattern = TEXT_STYLES if styles else COLOUR_MAP
+        if pattern.search(master):
+            master = pattern.sub(lambda _found, part=part: part, master, count=1)
+        elif styles:
+            end = master.find(b"<p:extLst>")
+            end = end if end >= 0 else master.rfind(b"</p:sldMaster>")
+            master = master[:end] + part + master[end:]
+        else:
+            end = master.find(b"</p:cSld>") + len(b"</p:cSld>")
+            master = master[:end] + part + master[end:]
+    return master
 
 
 def keep_layouts(path, source_path, names):
@@ -499,9 +512,10 @@ def keep_layouts(path, source_path, names):
     the layout a slide points at loses its name and places. Each slide's layout part is given
     back the deck's layout of its master page's name (``names``, the office's slides' in order),
     and every slide of a layout points at one part, so the next load finds the same layouts.
-    The office writes a master without text styles and with a theme of its own (Arial): the
-    master a kept layout belongs to gets back its text styles and theme, so a slide inserted in
-    the next batch, or in PowerPoint, still takes the deck's title size and bullets. A deck that
+    The office writes a master without text styles, with a colour map and a theme of its own
+    (Arial): the master a kept layout belongs to gets back its text styles, colour map and
+    theme, so a slide inserted in the next batch, or in PowerPoint, still takes the deck's title
+    size, colour and bullets. A deck that
     is no package, or has no such layouts, is left as saved.
     """
     try:
@@ -517,11 +531,11 @@ def keep_layouts(path, source_path, names):
             if layout is None or wanted is None:
                 continue
             first = chosen.setdefault(name, layout)
-            data, styles, theme = wanted
+            data, look, theme = wanted
             given[first] = data
             master = related(package, first, "/slideMaster")
-            if master is not None and styles is not None:
-                given[master] = with_styles(given.get(master, package.read(master)), styles)
+            if master is not None:
+                given[master] = with_look(given.get(master, package.read(master)), look)
             drawn = None if master is None else related(package, master, "/theme")
             if drawn is not None and theme is not None:
                 given[drawn] = theme

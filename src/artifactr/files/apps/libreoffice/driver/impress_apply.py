@@ -457,15 +457,19 @@ def original_layouts(path):
     """Return a deck's own layouts as ``{name: (XML, master's look, theme)}``.
 
     Only those that relate to no part but their master: a layout with a picture or a link stays
-    as the office writes it. The master's look is its text styles (``p:txStyles``: the size,
-    colour, font and bullets of every title and body the layout doesn't set itself) and its
-    colour map (which of the theme's colours is the text's); the theme is its master's colours
-    and fonts, unless it relates to a part (a picture) of its own.
+    as the office writes it. Of two layouts of one name, the one a slide uses. The master's look
+    is its text styles (``p:txStyles``: the size, colour, font and bullets of every title and
+    body the layout doesn't set itself) and its colour map (which of the theme's colours is the
+    text's); the theme is its master's colours and fonts, unless it relates to a part (a
+    picture) of its own.
     """
     with zipfile.ZipFile(path) as package:
         parts = package.namelist()
+        used = {related(package, slide, "/slideLayout") for slide in slide_parts(package)}
         found = {}
-        for part in parts:
+        # A layout a slide uses first: a deck this project saved also holds the office's generic
+        # layouts, one of which may bear a used layout's name ("Title Slide").
+        for part in sorted(parts, key=lambda part: part not in used):
             if not re.fullmatch(r"ppt/slideLayouts/[^/]+\.xml", part):
                 continue
             data = package.read(part)

@@ -55,10 +55,34 @@ def build_pptx(slides: int = 2) -> bytes:
 BRANDED = ("Acme Title", "Acme Title and Content")
 """The layouts of :func:`build_branded_pptx`'s deck, as its slides use them."""
 
+ACME_BLUE = (0x1F, 0x6F, 0xB2)
+"""The colour of the branded content layout's titles."""
+
+ACME_RED = (0xC0, 0x39, 0x2B)
+"""The colour of the branded content layout's bullets."""
+
+_ACME_LOOKS = (
+    # The content layout's title: 54 pt, centred, blue; its body's bullets: red squares.
+    '<a:lstStyle><a:lvl1pPr algn="ctr"><a:defRPr sz="5400"><a:solidFill>'
+    '<a:srgbClr val="1F6FB2"/></a:solidFill></a:defRPr></a:lvl1pPr></a:lstStyle>',
+    '<a:lstStyle><a:lvl1pPr><a:buClr><a:srgbClr val="C0392B"/></a:buClr>'
+    '<a:buFont typeface="Arial"/><a:buChar char="\u25aa"/></a:lvl1pPr></a:lstStyle>',
+)
+
+
+def _acme_look(name: str, body: bytes) -> bytes:
+    """Give the content layout's title and body their own look (python-pptx has no call)."""
+    if name != "ppt/slideLayouts/slideLayout2.xml":
+        return body
+    for look in _ACME_LOOKS:
+        body = body.replace(b"<a:lstStyle/>", look.encode(), 1)
+    return body
+
 
 def build_branded_pptx() -> bytes:
-    """Return a deck in its own look: layouts named ``Acme ...``, the content layout's title low
-    on the left in a small box, a cover and two slides of title and bullets."""
+    """Return a deck in its own look: layouts named ``Acme ...``; the content layout's title low
+    on the left in a small box, 54 pt, centred and blue, its bullets red squares; a cover and two
+    slides of title and bullets."""
     deck = Presentation()
     cover, content = deck.slide_layouts[0], deck.slide_layouts[1]
     cover.name, content.name = BRANDED
@@ -74,7 +98,7 @@ def build_branded_pptx() -> bytes:
         slide.placeholders[1].text = points
     out = io.BytesIO()
     deck.save(out)
-    return out.getvalue()
+    return rewritten(out.getvalue(), _acme_look)
 
 
 def rewritten(data: bytes, change: Callable[[str, bytes], bytes], *add: tuple[str, bytes]) -> bytes:

@@ -11,8 +11,9 @@ import io
 from collections.abc import AsyncIterator
 
 import pytest
-from mcp.types import ImageContent, TextContent
-from PIL import Image
+from artifactr.core import RespondToProposal
+from mcp.types import CallToolResult, ImageContent, TextContent
+from PIL import Image, ImageChops
 
 from artifactr.files import Presentation, Spreadsheet, WordDocument
 from artifactr.files.agent.wording import EDIT_NATIVE, FIND_COMMANDS, READ_NATIVE
@@ -20,7 +21,7 @@ from artifactr.files.apps.libreoffice import LibreOffice
 from tests.agent.conftest import Note
 from tests.mcp.conftest import CLAUDE, Server, call, quiet_runner, text
 from tests.office import need_office
-from tests.sheets import BRANDED, build_branded_pptx, build_pptx, build_xlsx
+from tests.sheets import ACME_BLUE, ACME_RED, BRANDED, build_branded_pptx, build_pptx, build_xlsx
 from tests.world import chunks, world_in_memory
 
 pytestmark = pytest.mark.timeout(300)
@@ -113,20 +114,30 @@ async def test_an_external_agent_reads_a_workbook_and_proposes_edits_to_it_and_a
     assert base64.b64decode(image.data).startswith(b"\x89PNG\r\n\x1a\n")
 
 
-TITLE_TOP = 4800000 / 6858000
-"""Where the branded deck's content layout puts its title: this far down the slide."""
+Box = tuple[int, int, int, int]
+"""A bounding box in a page's pixels: left, top, right, bottom."""
+
+TITLE_BAND = (0, 480, 960, 620)
+"""Where the branded content layout's title box lies on a 960x720 page (its top at 70%)."""
 
 
-def inked(png: bytes, top: float) -> float | None:
-    """Return the middle of the dark rows below ``top`` (a share of the page), or None."""
-    image = Image.open(io.BytesIO(png)).convert("L")
-    width, height = image.size
-    rows = [
-        y
-        for y in range(int(top * height), height)
-        if min(image.getpixel((x, y)) or 0 for x in range(0, width, 2)) < 128
-    ]
-    return None if not rows else (rows[0] + rows[-1]) / 2 / height
+def ink(png: bytes, colour: tuple[int, int, int] | None = None, within: Box | None = None) -> Box:
+    """Return the bounding box of a page's ink: its pixels far from white, or near a colour."""
+    image = Image.open(io.BytesIO(png)).convert("RGB")
+    if within is not None:
+        image = image.crop(within)
+    paper = Image.new("RGB", image.size, colour or (255, 255, 255))
+    distance = ImageChops.difference(image, paper).convert("L")
+    marked = distance.point(lambda value: 255 if (value < 40 if colour else value > 80) else 0)
+    box = marked.getbbox()
+    assert box is not None, "no ink there"
+    left, top = within[:2] if within else (0, 0)
+    return (box[0] + left, box[1] + top, box[2] + left, box[3] + top)
+
+
+def near(found: Box, wanted: Box, pixels: int = 3) -> bool:
+    """Return whether two boxes are the same to a few pixels on every side."""
+    return all(abs(one - other) <= pixels for one, other in zip(found, wanted, strict=True))
 
 
 async def test_an_inserted_slide_takes_the_deck_s_own_layout_as_its_page_shows(
@@ -135,8 +146,10 @@ async def test_an_inserted_slide_takes_the_deck_s_own_layout_as_its_page_shows(
     deck = await upload(office, "acme.pptx", build_branded_pptx())
     wrong = [{"command": "slide.insert", "params": {"layout": "Acme Titel and Content"}}]
     inserts = [
+        # After slide 2, in its layout (the default), with slide 2's words; then a cover.
         {"command": "slide.insert", "params": {"position": 3, "title": "Topic A"}},
-        {"command": "slide.insert", "params": {"layout": "Acme Title", "title": "Topic A"}},
+        {"command": "slide.setText", "params": {"slide": 3, "text": "a1\na2"}},
+        {"command": "slide.insert", "params": {"layout": "Acme Title", "title": "Acme plan"}},
     ]
     async with office.client() as client:
         read = text(await call(client, "read_native", artifact_id=deck))
@@ -146,7 +159,13 @@ async def test_an_inserted_slide_takes_the_deck_s_own_layout_as_its_page_shows(
         edit = await call(
             client, "edit_native", artifact_id=deck, base_version=1, commands=inserts, summary="I"
         )
-        page = await call(client, "view_page", artifact_id=deck, page=2)
+        [proposal] = await (await office.ws()).proposals()
+        await (await office.ws()).commit(
+            RespondToProposal(proposal_id=proposal.id, decision="accept")
+        )
+        cover, topic, inserted, _, new_cover = [
+            await call(client, "view_page", artifact_id=deck, page=page) for page in range(1, 6)
+        ]
 
     # The agent reads the deck's own layouts, and a wrong name is refused with them, nearest first.
     assert f"Layouts: {', '.join(BRANDED)}" in read
@@ -156,15 +175,21 @@ async def test_an_inserted_slide_takes_the_deck_s_own_layout_as_its_page_shows(
         "Acme Title and Content, Acme Title"
     ) in text(refused)
     assert not edit.is_error
-    # The slide inserted after slide 2 (default: its layout) has its title where slide 2 has
-    # it, in the layout's title box; the one inserted in the cover's layout has none there.
-    _, image = page.content
+    was, now, first, last = (png(page) for page in (topic, inserted, cover, new_cover))
+    # The inserted slide's title is the layout's: low in its box, 54 pt, centred, blue, its ink
+    # where the same words are on the slide of that layout; its points have the red bullets.
+    title = ink(was, within=TITLE_BAND)
+    assert title[3] - title[1] > 40  # 54 pt is 50 pixels high here; 18 pt would be 17
+    assert near(ink(now, within=TITLE_BAND), title)
+    assert near(ink(now, ACME_BLUE, TITLE_BAND), ink(was, ACME_BLUE, TITLE_BAND))
+    assert near(ink(now, ACME_RED), ink(was, ACME_RED))
+    assert near(ink(now), ink(was))
+    # The one inserted in the cover's layout shows its title as the cover does.
+    assert near(ink(last), ink(first))
+
+
+def png(result: CallToolResult) -> bytes:
+    """The image a page's answer holds."""
+    _, image = result.content
     assert isinstance(image, ImageContent)
-    topic = base64.b64decode(image.data)
-    ws = await office.ws()
-    [proposal] = await ws.proposals()
-    proposed = office.files.pages(ws, deck, None, 5, proposal_id=proposal.id)
-    pages = [png async for png in proposed]
-    # The title's text sits in the layout's title box, low on the slide, on both.
-    assert inked(pages[2], TITLE_TOP) == pytest.approx(inked(topic, TITLE_TOP), abs=0.02)
-    assert inked(pages[4], TITLE_TOP) is None
+    return base64.b64decode(image.data)

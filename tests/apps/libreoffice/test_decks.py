@@ -7,12 +7,25 @@ from pathlib import Path
 
 import pptx
 import pytest
+from pptx.dml.color import RGBColor
+from pptx.enum.dml import MSO_COLOR_TYPE
+from pptx.enum.text import PP_ALIGN
+from pptx.shapes.autoshape import Shape
+from pptx.shapes.base import BaseShape
+from pptx.util import Pt
 
 from artifactr.files import AppCommand
 from artifactr.files.apps.libreoffice import LibreOffice
 from artifactr.files.core.errors import AppRefused
 from tests.apps.libreoffice.test_app import SLOW, Listener, size
-from tests.sheets import BRANDED, build_branded_pptx, build_pptx, linking_deck
+from tests.sheets import (
+    ACME_BLUE,
+    ACME_RED,
+    BRANDED,
+    build_branded_pptx,
+    build_pptx,
+    linking_deck,
+)
 
 pytestmark = pytest.mark.timeout(240)
 
@@ -127,6 +140,96 @@ async def test_a_slide_is_inserted_in_the_deck_s_own_layouts_which_a_save_keeps(
     assert edited.inspection.text.splitlines()[0] == f"Layouts: {', '.join(BRANDED)}"
     again = await office.apply(edited.content, [command("slide.insert", title="End")])
     assert layout_and_title(again.content)[-1] == topic
+
+
+Look = tuple[object, ...]
+"""A placeholder as PowerPoint shows it: its place and size (in tenths of a millimetre: the office
+rounds a shape it changed to hundredths), and its first paragraph with text's alignment, bullet,
+bullet colour, and first run's size, colour and font."""
+
+TENTH_MM = 3600
+"""A tenth of a millimetre, in EMU."""
+
+POI = Path(__file__).resolve().parents[4] / "shared" / "corpus" / "poi-pptx"
+"""Apache POI's test decks beside the project (../shared), present in CI."""
+
+
+def look(shape: BaseShape) -> Look:
+    """Return a text placeholder's look as saved: what PowerPoint draws."""
+    assert isinstance(shape, Shape)
+    first = next(n for n, found in enumerate(shape.text_frame.paragraphs) if found.runs)
+    paragraph = shape.text_frame.paragraphs[first]
+    run = paragraph.runs[0]
+    colour = run.font.color.rgb if run.font.color.type == MSO_COLOR_TYPE.RGB else None
+    settings = f"./p:txBody/a:p[{first + 1}]/a:pPr"
+    bullet = shape.element.xpath(f"{settings}/a:buChar/@char")
+    bullet_colour = shape.element.xpath(f"{settings}/a:buClr/a:srgbClr/@val")
+    return (
+        *(round(place / TENTH_MM) for place in (shape.left, shape.top, shape.width, shape.height)),
+        paragraph.alignment,
+        list(bullet),
+        [str(value).upper() for value in bullet_colour],
+        run.font.size,
+        colour,
+        run.font.name,
+    )
+
+
+def looks(content: bytes, number: int) -> list[Look]:
+    """Return the looks of a slide's text placeholders (title first), as saved."""
+    slide = pptx.Presentation(io.BytesIO(content)).slides[number - 1]
+    return [look(shape) for shape in slide.placeholders if shape.has_text_frame and shape.text]
+
+
+async def test_an_inserted_slide_looks_as_its_layout_s_slides_do_in_this_batch_and_the_next(
+    office: LibreOffice,
+) -> None:
+    source = build_branded_pptx()
+    same = [command("slide.setTitle", slide=3, text="Topic A")]
+    same += [command("slide.setText", slide=3, text="a1\na2")]
+    # Inserted with its text in one batch, and empty in one batch, filled in the next.
+    at_once = await office.apply(source, [command("slide.insert", position=3), *same])
+    empty = await office.apply(source, [command("slide.insert", position=3)])
+    later = await office.apply(empty.content, same)
+
+    topic = looks(at_once.content, 2)
+    title, body = topic
+    # The content layout's own look: its title 54 pt, centred and blue, its bullets red squares.
+    assert title[4:] == (PP_ALIGN.CENTER, [], [], Pt(54), RGBColor(*ACME_BLUE), "Calibri")
+    assert body[5:7] == (["\u25aa"], [str(RGBColor(*ACME_RED))])
+    assert looks(at_once.content, 3) == topic
+    assert looks(later.content, 3) == topic
+    # The saved master keeps the deck's text styles, which a slide PowerPoint inserts takes.
+    for content in (at_once.content, later.content):
+        for master in pptx.Presentation(io.BytesIO(content)).slide_masters:
+            sizes = master.element.xpath("./p:txStyles/p:titleStyle/a:lvl1pPr/a:defRPr/@sz")
+            assert list(sizes) == ["4400"]
+
+
+@pytest.mark.parametrize(
+    ("name", "slide"), [("SampleShow.pptx", 2), ("testPPT.pptx", 2), ("45541_Footer.pptx", 2)]
+)
+async def test_a_slide_inserted_in_a_real_deck_has_its_title_as_the_layout_s_slides_do(
+    office: LibreOffice, name: str, slide: int
+) -> None:
+    path = POI / name
+    if not path.is_file():
+        pytest.skip(f"{name} is not here: {POI} (Apache POI's test decks)")
+    source = path.read_bytes()
+    edited = await office.apply(
+        source,
+        [
+            command("slide.insert", position=slide + 1),
+            command("slide.setTitle", slide=slide, text="Same words"),
+            command("slide.setTitle", slide=slide + 1, text="Same words"),
+        ],
+    )
+    assert looks(edited.content, slide + 1)[0] == looks(edited.content, slide)[0]
+    # And in the next batch, on the deck as this project saved it.
+    again = await office.apply(
+        edited.content, [command("slide.insert", position=slide + 1, title="Same words")]
+    )
+    assert looks(again.content, slide + 1)[0] == looks(again.content, slide)[0]
 
 
 @pytest.mark.parametrize(

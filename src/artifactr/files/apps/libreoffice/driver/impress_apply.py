@@ -38,9 +38,41 @@ placeholder on a new slide, so a new slide takes :data:`CONTENT` instead."""
 CONTENT = 1
 """The AutoLayout of a title and a text body."""
 
+FRAME = (
+    "TextAutoGrowHeight",
+    "TextWordWrap",
+    "TextFitToSize",
+    "TextLeftDistance",
+    "TextRightDistance",
+    "TextUpperDistance",
+    "TextLowerDistance",
+    "TextVerticalAdjust",
+    "TextHorizontalAdjust",
+    "FontIndependentLineSpacing",
+)
+"""A placeholder's text frame, as a layout gives it: its growth, wrap, fit, insets, anchor (its
+growth first: a frame that grows with its text would grow by its new insets)."""
+
+UNCOPIED = {
+    "NumberingLevel",
+    "FontDescriptor",
+    "ParaUserDefinedAttributes",
+    "TextUserDefinedAttributes",
+}
+"""A paragraph's properties a look leaves alone: its level (a paragraph keeps its own) and the
+office's bookkeeping."""
+
+READONLY = 16
+"""``com.sun.star.beans.PropertyAttribute.READONLY``."""
+
+DIRECT = uno.Enum("com.sun.star.beans.PropertyState", "DIRECT_VALUE")
+"""A property set on a text itself, not taken from its style."""
+
 LAYOUT_NAME = re.compile(rb"<p:cSld\b[^>]*\bname=\"([^\"]*)\"")
 RELATED = re.compile(rb"\br:(?:id|embed|link|pict)=")
 TARGET = re.compile(rb"<Relationship\b[^>]*>")
+TEXT_STYLES = re.compile(rb"<p:txStyles>.*?</p:txStyles>", re.S)
+COLOUR_MAP = re.compile(rb"<p:clrMap\b[^>]*/>")
 
 SLIDE_LIST = re.compile(rb"(<p:sldIdLst>)(.*?)(</p:sldIdLst>)", re.S)
 SLIDE_ID = re.compile(rb"<p:sldId\b[^>]*/>")
@@ -66,8 +98,10 @@ def insert_slide(deck, params):
     """Insert a slide in one of the deck's layouts (default: the slide before's), at a position.
 
     A deck's layouts are its master pages, which the import makes one a layout its slides use,
-    named as the layout: the new slide takes the master page (background, title and body places
-    and bullets) and the arrangement of a slide already in it.
+    named as the layout: the new slide takes the master page (background, title and body places)
+    and the arrangement of a slide already in it; a placeholder the master page has no place for
+    takes its place on that slide (:func:`place`), and text put in it the layout's look
+    (:func:`put_text`).
     """
     position = min(params.get("position", len(deck.order) + 1), len(deck.order) + 1)
     before = deck.order[max(position - 2, 0)]
@@ -82,10 +116,145 @@ def insert_slide(deck, params):
     slide.MasterPage = master
     arrangement = CONTENT if like is None else like.Layout
     slide.Layout = CONTENT if arrangement == OBJECT else arrangement
+    if like is not None:
+        place(slide, like)
     deck.order.insert(position - 1, slide)
     if "title" in params:
         set_title(deck, {"slide": position, "text": params["title"]})
     return {"slide": position}
+
+
+def placeholders(page):
+    """Return a page's text placeholders (its title, body, subtitle...), in order."""
+    return [shape for shape in shapes(page) if shape.ShapeType in (TITLE, *PLACEHOLDERS)]
+
+
+def of_kind(page, shape):
+    """Return a page's placeholders of a shape's kind, in order."""
+    return [other for other in placeholders(page) if other.ShapeType == shape.ShapeType]
+
+
+def place(slide, like):
+    """Put a new slide's placeholders of a kind its master page lacks where its layout has them.
+
+    The office imports a layout's title and body onto its master page, in their places; a kind
+    it has no place for (a subtitle) the office puts in the master page's body area, which on a
+    title layout is above the title.
+    """
+    for shape in placeholders(slide):
+        nth = of_kind(slide, shape).index(shape)
+        same = of_kind(like, shape)
+        if not of_kind(slide.MasterPage, shape) and nth < len(same):
+            shape.Position = same[nth].Position
+            shape.Size = same[nth].Size
+
+
+def source_of(deck, slide, shape):
+    """Return the shape whose look a slide's placeholder takes, or None.
+
+    The office imports a layout as a master page whose title and body carry the layout's look
+    (its size, colour, alignment, bullets), as a PowerPoint slide's placeholder inherits its
+    layout's: a placeholder takes its master page's of its kind. A kind the master page has
+    none of (a subtitle) takes the look of the same placeholder on another slide in the layout,
+    one with text first (an empty one has no look of its own).
+    """
+    on_master = of_kind(slide.MasterPage, shape)
+    if on_master:
+        return on_master[0]
+    nth = of_kind(slide, shape).index(shape)
+    found = [
+        same[nth]
+        for other in deck.order
+        if other != slide and other.MasterPage.Name == slide.MasterPage.Name
+        for same in [of_kind(other, shape)]
+        if nth < len(same)
+    ]
+    return next((other for other in found if other.getString()), found[0] if found else None)
+
+
+def put_text(deck, slide, shape, text):
+    """Set a placeholder's text in its look: its own, or an empty one's layout's.
+
+    The office's new text forgets the look of the text it replaces past the first line (the
+    next lines lose their bullets), and an empty placeholder has no look of its own: the office
+    draws it in its presentation style, which the import leaves at its defaults (18 pt, left, no
+    bullet), and forgets what is set on it until it holds text. As PowerPoint does, new text
+    keeps the look of the text it replaces, and an empty placeholder's takes its layout's: the
+    text is set, then dressed.
+    """
+    look = look_of(shape) if shape.getString() else None
+    shape.setString(text)
+    if look is None:
+        source = source_of(deck, slide, shape)
+        look = None if source is None else look_of(source)
+    if look is not None:
+        dress(shape, look)
+
+
+def paragraphs(shape):
+    """Return a shape's text's paragraphs, in order."""
+    found = []
+    enumeration = shape.getText().createEnumeration()
+    while enumeration.hasMoreElements():
+        found.append(enumeration.nextElement())
+    return found
+
+
+def direct(properties):
+    """Return the properties set on a text itself (not by its style), those a look copies."""
+    found = {}
+    for described in properties.getPropertySetInfo().getProperties():
+        name = described.Name
+        if name in UNCOPIED or described.Attributes & READONLY:
+            continue
+        if properties.getPropertyState(name) == DIRECT:
+            found[name] = properties.getPropertyValue(name)
+    return found
+
+
+def look_of(shape):
+    """Return a placeholder's look: its text frame, and its paragraphs' properties by level.
+
+    A level's are its first paragraph's and that paragraph's first run's, as set on them: size,
+    colour, font, alignment, spacing, bullets.
+    """
+    levels = {}
+    for paragraph in paragraphs(shape):
+        if paragraph.NumberingLevel in levels:
+            continue
+        found = direct(paragraph)
+        runs = paragraph.createEnumeration()
+        if runs.hasMoreElements():
+            found.update(direct(runs.nextElement()))
+        levels[paragraph.NumberingLevel] = found
+    return {name: shape.getPropertyValue(name) for name in FRAME}, levels
+
+
+def dress(shape, look):
+    """Give a placeholder's text a look.
+
+    A new slide's body paragraph has no outline level, so no bullet: it takes the look's first.
+    """
+    frame, levels = look
+    position, size = shape.Position, shape.Size
+    for name, value in frame.items():
+        shape.setPropertyValue(name, value)
+    if (shape.Position, shape.Size) != (position, size):
+        # A frame that grew with its text (a new slide's does) is put back in its place.
+        shape.Position, shape.Size = position, size
+    first = next(iter(levels), None)
+    for paragraph in paragraphs(shape):
+        level = paragraph.NumberingLevel
+        if level not in levels:
+            if level is None and first is not None:
+                paragraph.NumberingLevel = first
+            level = first
+        for name, value in levels.get(level, {}).items():
+            try:
+                paragraph.setPropertyValue(name, value)
+            except Exception:
+                # A property one text takes and another refuses keeps the office's value.
+                continue
 
 
 def layout_named(document, name):
@@ -140,22 +309,24 @@ def title_shape(slide):
 
 def set_title(deck, params):
     """Set a slide's title."""
-    shape = title_shape(deck.slide(params))
+    slide = deck.slide(params)
+    shape = title_shape(slide)
     if shape is None:
         raise Refused(f"slide {params['slide']} has no title placeholder (its layout has none)")
-    shape.setString(params["text"])
+    put_text(deck, slide, shape, params["text"])
     return {}
 
 
 def set_text(deck, params):
     """Set the text of a slide's text placeholder (the body, a subtitle), by its number."""
-    found = [shape for shape in shapes(deck.slide(params)) if shape.ShapeType in PLACEHOLDERS]
+    slide = deck.slide(params)
+    found = [shape for shape in shapes(slide) if shape.ShapeType in PLACEHOLDERS]
     wanted = params.get("placeholder", 1)
     if wanted > len(found):
         raise Refused(
             f"slide {params['slide']} has {len(found)} text placeholders besides its title"
         )
-    found[wanted - 1].setString(params["text"])
+    put_text(deck, slide, found[wanted - 1], params["text"])
     return {}
 
 
@@ -274,22 +445,67 @@ def slide_parts(package):
     return [related[found.group(1).decode()][1] for found in ids if found]
 
 
+def related(package, part, kind):
+    """Return the part a part relates to by a relationship's type (its last word), or None."""
+    return next(
+        (target for name, target in relations(package, part).values() if name.endswith(kind)),
+        None,
+    )
+
+
 def original_layouts(path):
-    """Return a deck's own layouts as ``{name: XML}``.
+    """Return a deck's own layouts as ``{name: (XML, master's look, theme)}``.
 
     Only those that relate to no part but their master: a layout with a picture or a link stays
-    as the office writes it.
+    as the office writes it. Of two layouts of one name, the one a slide uses. The master's look
+    is its text styles (``p:txStyles``: the size, colour, font and bullets of every title and
+    body the layout doesn't set itself) and its colour map (which of the theme's colours is the
+    text's); the theme is its master's colours and fonts, unless it relates to a part (a
+    picture) of its own.
     """
     with zipfile.ZipFile(path) as package:
+        parts = package.namelist()
+        used = {related(package, slide, "/slideLayout") for slide in slide_parts(package)}
         found = {}
-        for part in package.namelist():
+        # A layout a slide uses first: a deck this project saved also holds the office's generic
+        # layouts, one of which may bear a used layout's name ("Title Slide").
+        for part in sorted(parts, key=lambda part: part not in used):
             if not re.fullmatch(r"ppt/slideLayouts/[^/]+\.xml", part):
                 continue
             data = package.read(part)
             named = LAYOUT_NAME.search(data)
             if named and not RELATED.search(data):
-                found.setdefault(named.group(1), data)
+                master = related(package, part, "/slideMaster")
+                mastered = package.read(master) if master in parts else b""
+                theme = related(package, master, "/theme") if master in parts else None
+                drawn = package.read(theme) if theme in parts else b""
+                found.setdefault(
+                    named.group(1),
+                    (
+                        data,
+                        [look.group(0) for look in (TEXT_STYLES.search(mastered),) if look]
+                        + [look.group(0) for look in (COLOUR_MAP.search(mastered),) if look],
+                        drawn if drawn and not RELATED.search(drawn) else None,
+                    ),
+                )
     return found
+
+
+def with_look(master, look):
+    """Return a master's XML given text styles and a colour map, where the schema puts them."""
+    for part in look:
+        styles = part.startswith(b"<p:txStyles")
+        pattern = TEXT_STYLES if styles else COLOUR_MAP
+        if pattern.search(master):
+            master = pattern.sub(lambda _found, part=part: part, master, count=1)
+        elif styles:
+            end = master.find(b"<p:extLst>")
+            end = end if end >= 0 else master.rfind(b"</p:sldMaster>")
+            master = master[:end] + part + master[end:]
+        else:
+            end = master.find(b"</p:cSld>") + len(b"</p:cSld>")
+            master = master[:end] + part + master[end:]
+    return master
 
 
 def keep_layouts(path, source_path, names):
@@ -299,8 +515,12 @@ def keep_layouts(path, source_path, names):
     master page as a master with twelve layouts of its own (``Title Slide``, ``Blank Slide``...):
     the layout a slide points at loses its name and places. Each slide's layout part is given
     back the deck's layout of its master page's name (``names``, the office's slides' in order),
-    and every slide of a layout points at one part, so the next load finds the same layouts. A
-    deck that is no package, or has no such layouts, is left as saved.
+    and every slide of a layout points at one part, so the next load finds the same layouts.
+    The office writes a master without text styles, with a colour map and a theme of its own
+    (Arial): the master a kept layout belongs to gets back its text styles, colour map and
+    theme, so a slide inserted in the next batch, or in PowerPoint, still takes the deck's title
+    size, colour and bullets. A deck that
+    is no package, or has no such layouts, is left as saved.
     """
     try:
         own = original_layouts(source_path)
@@ -310,19 +530,19 @@ def keep_layouts(path, source_path, names):
         given = {}
         chosen = {}
         for part, name in zip(slide_parts(package), names, strict=False):
-            layout = next(
-                (
-                    target
-                    for kind, target in relations(package, part).values()
-                    if kind.endswith("/slideLayout")
-                ),
-                None,
-            )
+            layout = related(package, part, "/slideLayout")
             wanted = own.get(name.encode())
             if layout is None or wanted is None:
                 continue
             first = chosen.setdefault(name, layout)
-            given[first] = wanted
+            data, look, theme = wanted
+            given[first] = data
+            master = related(package, first, "/slideMaster")
+            if master is not None:
+                given[master] = with_look(given.get(master, package.read(master)), look)
+            drawn = None if master is None else related(package, master, "/theme")
+            if drawn is not None and theme is not None:
+                given[drawn] = theme
             if first != layout:
                 folder, file = part.rsplit("/", 1)
                 rels = f"{folder}/_rels/{file}.rels"

@@ -16,6 +16,7 @@ import re
 import runpy
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -410,3 +411,76 @@ async def test_the_served_demo_prints_one_wopi_line_whose_token_lets_eddie_edit(
                 headers={"X-WOPI-Override": "LOCK", "X-WOPI-Lock": "L"},
             )
             assert locked.status_code == 200
+
+
+ROOT = Path(__file__).resolve().parents[2]
+STATUS = re.compile(r"#.*?\b([1-5]\d\d)\b")
+
+
+def readme_session() -> tuple[list[str], list[int | None]]:
+    """Return the README's served-job lines as written, each a whole command, and each curl's
+    promised status (None where a line promises none, as the check-out's ``CO=`` line)."""
+    block = (ROOT / "README.md").read_text().split("```sh\nmake serve", 1)[1].split("```", 1)[0]
+    commands: list[str] = []
+    statuses: list[int | None] = []
+    pending = ""
+    for line in block.splitlines()[1:]:
+        if pending:
+            line, pending = pending + line.lstrip(), ""
+        if line.endswith("\\"):
+            pending = line[:-1] + " "
+            continue
+        if line.lstrip().startswith("#"):  # a promise for the line above
+            found = STATUS.search(line)
+            if found and statuses and statuses[-1] is None:
+                statuses[-1] = int(found[1])
+            continue
+        command, _, comment = line.partition("  #")
+        commands.append(command.strip())
+        if "curl" in command and not command.startswith("CO="):
+            found = STATUS.search("#" + comment)
+            statuses.append(int(found[1]) if found else None)
+    return commands, statuses
+
+
+def test_the_readme_s_lines_run_as_written_against_the_served_job(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv(FORCE_FAKE, "fake")
+    commands, promised = readme_session()
+    assert len(promised) == 10, promised
+    assert None not in promised, promised
+    # The README's eleven requests (the check-out's own among them) and one to see it listens.
+    job, _, _, url = start_job(tmp_path, monkeypatch, capsys, 12)
+    with httpx2.Client(timeout=10) as client:
+        assert retry_until_listening(lambda: client.get(f"{url}/lease", headers=RITA)).is_success
+    port = url.split(":")[2].split("/")[0]
+    script = ["set -eu"]
+    for command in commands:
+        command = command.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
+        if command.startswith("W="):
+            command = f"W={url}"  # as the job prints it
+        elif command.startswith("curl"):
+            command += " -w '\\nSTATUS %{http_code}\\n'"
+        script.append(command)
+    ran = subprocess.run(
+        ["bash", "-c", "\n".join(script)], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert ran.returncode == 0, ran.stderr
+    statuses = [int(status) for status in re.findall(r"^STATUS (\d{3})$", ran.stdout, re.M)]
+    assert statuses == promised, ran.stdout
+    # The viewer's download is a document, and eddie's check-in of it, unchanged, says so.
+    assert zipfile.ZipFile(tmp_path / "contract.docx").read("[Content_Types].xml")
+    assert ran.stdout.rstrip().splitlines()[-2].find('"unchanged"') >= 0, ran.stdout
+    job.join(timeout=30)
+    assert not job.is_alive()
+
+
+def test_make_serve_takes_the_port_it_is_given() -> None:
+    planned = subprocess.run(
+        ["make", "-n", "serve", "PORT=8123"], cwd=ROOT, capture_output=True, text=True, timeout=30
+    )
+    assert planned.returncode == 0, planned.stderr
+    assert "python -m artifactr.files.programs.serve --port 8123" in planned.stdout
+    default = subprocess.run(["make", "-n", "serve"], cwd=ROOT, capture_output=True, text=True)
+    assert "python -m artifactr.files.programs.serve --port 8000" in default.stdout

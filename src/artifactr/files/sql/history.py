@@ -43,9 +43,9 @@ from sqlalchemy import (
     false,
     func,
     insert,
+    literal,
     or_,
     select,
-    tuple_,
     update,
 )
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -67,7 +67,7 @@ from artifactr.files.sql._connections import TenantConnections, finished, upsert
 from artifactr.files.sql.tables import DavMarkRow, DavNameRow
 
 MADE_BATCH: Final = 4_000
-"""How many files one statement of :meth:`SqlHistory.made` dates: three parameters each."""
+"""How many files one statement of :meth:`SqlHistory.made` dates: two parameters each."""
 
 REVISIONS_BATCH: Final = 500
 """How many files' revisions one statement of :meth:`SqlHistory.revisions` reads."""
@@ -259,7 +259,7 @@ class SqlHistory:
         await ws.check(Access(action=READ_EVENTS))
         event = EventRow.envelope
         artifact = event[("event", "artifact_id")].as_string()
-        version = event[("event", "version")].as_integer()
+        version = event[("event", "version")].as_string()
         created: dict[str, datetime] = {}
         modified: dict[str, datetime] = {}
         wanted = sorted(heads.items())
@@ -276,7 +276,11 @@ class SqlHistory:
                         ),
                         and_(
                             EventRow.event_type == "artifact_changed",
-                            tuple_(artifact, version).in_(batch),
+                            # One value a head, not a pair: PostgreSQL hashes a list of
+                            # values but compares a list of pairs one by one, row by row.
+                            (artifact + literal(":") + version).in_(
+                                [f"{aid}:{head}" for aid, head in batch]
+                            ),
                         ),
                     ),
                 )

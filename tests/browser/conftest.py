@@ -142,8 +142,19 @@ class Browser:
 
     def click(self, text: str) -> None:
         """Click a button or link by its text, and wait for the page it leads to."""
+        self.press(
+            self.driver.find_element(By.XPATH, f"//*[self::button or self::a][text()={text!r}]")
+        )
+
+    def press(self, element: WebElement) -> None:
+        """Click ``element``, a button or link, and wait for the page it leads to.
+
+        A click returns once chromium has taken it, not once the next page has loaded: looking
+        for that page's parts straight after a bare ``click()`` fails whenever the server takes
+        longer than the driver's next question (it did, once, in CI).
+        """
         page = self.driver.find_element(By.TAG_NAME, "html")
-        self.driver.find_element(By.XPATH, f"//*[self::button or self::a][text()={text!r}]").click()
+        element.click()
         wait = WebDriverWait(self.driver, 30)
         wait.until(left(page))
         wait.until(lambda driver: driver.execute_script("return document.readyState") == "complete")

@@ -198,7 +198,7 @@ def test_8_pages_open_full_size_and_a_differing_page_marks_its_changed_region(
     box = {name: float(marks[1].get_attribute(name) or 0) for name in ("y", "height")}
     assert 0 < box["height"] < 600  # a region, not the whole page
     browser.screenshot("applied")
-    browser.driver.find_element(By.CSS_SELECTOR, ".side a").click()
+    browser.press(browser.driver.find_element(By.CSS_SELECTOR, ".side a"))
     assert "scale=1" in browser.driver.current_url
     width = browser.driver.execute_script("return document.images[0].naturalWidth")
     assert width > 500

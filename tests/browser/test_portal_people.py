@@ -65,7 +65,7 @@ def test_an_assistant_s_proposal_is_decided_by_someone_other_than_whom_it_acted_
         if r.text.startswith("Erin's assistant")
     )
     assert [b.text for b in row.find_elements(By.TAG_NAME, "button")] == ["Accept", "Reject"]
-    row.find_element(By.XPATH, ".//button[text()='Accept']").click()
+    browser.press(row.find_element(By.XPATH, ".//button[text()='Accept']"))
     browser.driver.find_element(By.CSS_SELECTOR, ".notice.applied")
     assert browser.notice() == "Accepted: the file is now version 2."
     history = [r.text for r in browser.driver.find_elements(By.CSS_SELECTOR, ".history tr")]
